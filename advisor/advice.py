@@ -1,0 +1,125 @@
+"""Advice pages: one YAML file per finding kind in ``knowledge/advice/``, English and Chinese.
+
+Every page has the same sections (checked by tests, like ruff's rule docs):
+``title``, and per language ``what``, ``why``, ``confirm``, ``fix`` (one entry per backend) and
+``references``. Texts are Jinja templates rendered with the finding (``op``, ``index``, ``values``...),
+in a sandbox and with no HTML meaning: reports escape them like any other text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from .diagnosis import Finding
+from .errors import KnowledgeError
+from .resources import data_dir
+
+LANGUAGES = ("en", "zh")
+SECTIONS = ("what", "why", "confirm", "fix", "references")
+BACKENDS: dict[str, dict[str, str]] = {
+    "ascend": {"en": "Ascend (ATC / torch_npu)", "zh": "昇腾 (ATC / torch_npu)"},
+    "magicmind": {"en": "Cambricon MagicMind", "zh": "寒武纪 MagicMind"},
+    "tensorrt": {"en": "TensorRT", "zh": "TensorRT"},
+    "onnxruntime": {"en": "ONNX Runtime", "zh": "ONNX Runtime"},
+    "pytorch": {"en": "PyTorch", "zh": "PyTorch"},
+    "any": {"en": "Any backend", "zh": "通用"},
+}
+
+_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+@dataclass
+class Advice:
+    """Advice for one finding in one language, rendered and ready to show."""
+
+    kind: str
+    title: str
+    what: str
+    why: str
+    confirm: str
+    fixes: list[tuple[str, str]]      # (backend label, text), in BACKENDS order
+    references: list[str]
+
+    @property
+    def summary(self) -> str:
+        """The first fix, first line: what the txt report's 'Expert Advice' column shows."""
+        return self.fixes[0][1].strip().splitlines()[0] if self.fixes else self.what
+
+
+def advice_dir() -> Path:
+    return data_dir("knowledge") / "advice"
+
+
+@cache
+def load_page(kind: str) -> dict[str, Any]:
+    path = advice_dir() / f"{kind}.yaml"
+    if not path.is_file():
+        raise KnowledgeError(f"no advice page for finding kind '{kind}' (expected {path.name})", path=path.parent)
+    try:
+        page = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise KnowledgeError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=path,
+                             line=mark.line + 1 if mark else None) from None
+    validate_page(page, path)
+    return page
+
+
+def validate_page(page: Any, path: Path) -> None:
+    if not isinstance(page, dict):
+        raise KnowledgeError("an advice page must be a mapping", path=path)
+    title = page.get("title")
+    if not isinstance(title, dict) or set(LANGUAGES) - set(title):
+        raise KnowledgeError("needs a title in en and zh", path=path, field="title")
+    for lang in LANGUAGES:
+        body = page.get(lang)
+        if not isinstance(body, dict):
+            raise KnowledgeError(f"missing the '{lang}' section", path=path, field=lang)
+        for section in SECTIONS:
+            if not body.get(section):
+                raise KnowledgeError(f"missing section '{section}'", path=path, field=f"{lang}.{section}")
+        fix = body["fix"]
+        if not isinstance(fix, dict) or not set(fix) <= set(BACKENDS):
+            raise KnowledgeError(f"'fix' maps backends ({', '.join(BACKENDS)}) to texts",
+                                 path=path, field=f"{lang}.fix")
+
+
+def known_kinds() -> list[str]:
+    return sorted(p.stem for p in advice_dir().glob("*.yaml"))
+
+
+def render_advice(finding: Finding, lang: str = "en") -> Advice:
+    page = load_page(finding.kind)
+    body = page[lang]
+    context = {
+        "op": finding.op,
+        "index": finding.index,
+        "op_type": finding.op_type,
+        "values": finding.values,
+        "confidence": finding.confidence,
+    }
+
+    def render(text: str, section: str) -> str:
+        try:
+            return _env.from_string(str(text)).render(context).strip()
+        except TemplateError as exc:
+            raise KnowledgeError(f"template error: {exc}", path=advice_dir() / f"{finding.kind}.yaml",
+                                 field=f"{lang}.{section}") from None
+
+    fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in BACKENDS if b in body["fix"]]
+    return Advice(
+        kind=finding.kind,
+        title=page["title"][lang],
+        what=render(body["what"], "what"),
+        why=render(body["why"], "why"),
+        confirm=render(body["confirm"], "confirm"),
+        fixes=fixes,
+        references=[str(r) for r in body["references"]],
+    )

@@ -1,0 +1,98 @@
+"""What the engine concludes: findings, ranked into a Diagnosis. Reports only ever render this."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+# Finding kinds that name a root cause (a finding of another kind is a symptom or a note).
+ROOT_CAUSE_KINDS: tuple[str, ...] = (
+    "fp16_overflow",
+    "input_mismatch",
+    "problem_node",
+    "single_point_deviation",
+)
+
+
+@dataclass
+class Finding:
+    """One conclusion of one rule about one op (or the whole network).
+
+    ``evidence`` holds the rendered evidence sentence per language; ``values`` the numbers behind
+    it (cosines, errors, counts), which the JSON report carries for machines.
+    """
+
+    id: str                              # unique within a diagnosis, e.g. "fp16-overflow@12"
+    rule: str                            # rule id
+    pack: str                            # pack name the rule came from
+    kind: str                            # finding kind: the advice key in knowledge/advice
+    severity: Severity
+    title: dict[str, str]                # {"en": ..., "zh": ...}
+    op: str | None = None
+    index: int | None = None             # op_index (execution order) of ``op``
+    op_type: str | None = None
+    confidence: float = 1.0
+    evidence: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+    source_lines: list[int] = field(default_factory=list)
+    explained_by: str | None = None      # id of the finding that explains this one
+    explains: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class OpPoint:
+    """One op of the execution-order series drawn in the report's plot."""
+
+    index: int
+    op: str
+    cosine: float | None
+    error: float | None           # the secondary metric named in Series.error_metric
+
+
+@dataclass
+class Series:
+    """Per-op metric series in execution order (downsampled for very large tables)."""
+
+    points: list[OpPoint]
+    error_metric: str                   # e.g. "relative_euclidean_distance"
+    cosine_threshold: float
+    error_threshold: float | None
+    total_ops: int                      # ops before downsampling
+
+
+@dataclass
+class PackInfo:
+    name: str
+    version: str
+    source: str                         # file or folder it was loaded from
+    rules: int
+
+
+@dataclass
+class Diagnosis:
+    """The ranked result of one run. ``root_cause`` is None when the network is consistent."""
+
+    root_cause: Finding | None
+    findings: list[Finding]             # ranked: root cause first, explained symptoms last
+    network: dict[str, Any]             # summary numbers: ops, tensors, deviating ops, output cosine...
+    inputs: dict[str, str]              # role -> path, e.g. {"comparison": "result.csv"}
+    packs: list[PackInfo]
+    thresholds: dict[str, dict[str, float]]   # dtype -> metric -> threshold actually used
+    overrides: dict[str, Any] = field(default_factory=dict)
+    series: Series | None = None
+    version: str = ""
+    warnings: list[str] = field(default_factory=list)   # non-fatal notes about the input
+
+    @property
+    def verdict(self) -> str:
+        return self.root_cause.kind if self.root_cause else "consistent"
+
+    def worst_severity(self) -> str | None:
+        active = [f.severity for f in self.findings if f.explained_by is None]
+        return min(active, key=SEVERITY_RANK.__getitem__) if active else None

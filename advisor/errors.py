@@ -1,0 +1,59 @@
+"""One small exception hierarchy. Every error a user can cause says which file (and line or
+field) is wrong and what to do; the CLI prints it on one line and exits with code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AdvisorError(Exception):
+    """Base class: an error a user can fix. ``str(err)`` is the one-line message."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
+                 column: int | None = None, field: str | None = None) -> None:
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.column = column
+        self.field = field
+        super().__init__(self.one_line())
+
+    def location(self) -> str:
+        parts = []
+        if self.path:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            parts.append(where)
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        return ", ".join(parts)
+
+    def one_line(self) -> str:
+        where = self.location()
+        text = " ".join(self.message.split())  # never more than one line
+        return f"{where}: {text}" if where else text
+
+
+class InputFormatError(AdvisorError):
+    """A comparison result, graph, dump or config could not be read."""
+
+
+class RulePackError(AdvisorError):
+    """A rule pack (YAML) is malformed or refers to unknown facts, fields or advice."""
+
+
+class KnowledgeError(AdvisorError):
+    """The knowledge base (thresholds, advice pages, op catalogs) is malformed."""
+
+
+class EngineError(AdvisorError):
+    """A rule action failed while the engine ran; names the rule."""
+
+
+class UsageError(AdvisorError):
+    """A command-line option is invalid."""
