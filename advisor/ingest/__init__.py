@@ -1,0 +1,134 @@
+"""Ingest: turn a comparison result file into the canonical ComparisonTable.
+
+``read_comparison(path)`` checks the file, sniffs its text encoding from the first chunk, reads
+the header line and hands the file to the first registered reader whose ``matches`` accepts that
+header. A reader is anything with a ``name``, an ``expected_header`` (a short description used in
+the "unknown header" message), ``matches(header_fields)`` and ``read(path, encoding)``; new
+formats plug in with ``register_reader``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from advisor.errors import InputFormatError, UsageError
+from advisor.ingest import msaccucmp
+from advisor.ingest.table import ComparisonTable
+
+__all__ = ["ComparisonTable", "Reader", "known_formats", "read_comparison", "register_reader"]
+
+SNIFF_BYTES = 64 * 1024
+
+
+class Reader(Protocol):
+    name: str
+    expected_header: str
+
+    def matches(self, header_fields: Sequence[str]) -> bool: ...
+
+    def read(self, path: Path, encoding: str) -> ComparisonTable: ...
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def register_reader(reader: Reader) -> None:
+    """Add a reader; detection tries readers in registration order."""
+    _READERS[reader.name] = reader
+
+
+def known_formats() -> list[str]:
+    return list(_READERS)
+
+
+for _reader in msaccucmp.READERS:
+    register_reader(_reader)
+
+
+def read_comparison(path: str | Path, format: str | None = None) -> ComparisonTable:
+    """Read a comparison result; ``format`` (a name from ``known_formats()``) skips detection."""
+    path = Path(path)
+    head, size = _read_head(path)
+    encoding = sniff_encoding(path, head, complete=len(head) == size)
+    fields = _header_fields(path, head, encoding, size)
+    reader = _reader_named(format) if format else _detect(path, fields)
+    try:
+        return reader.read(path, encoding)
+    except UnicodeDecodeError:
+        # The first chunk was valid UTF-8 but a later byte is not: Chinese Windows tools write GBK.
+        if encoding != "utf-8":
+            raise _not_text(path) from None
+    try:
+        return reader.read(path, "gbk")
+    except UnicodeDecodeError:
+        raise _not_text(path) from None
+
+
+def _read_head(path: Path) -> tuple[bytes, int]:
+    if not path.exists():
+        raise InputFormatError("file not found", path=path)
+    if path.is_dir():
+        raise InputFormatError("is a directory, expected a comparison CSV file", path=path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            size = handle.seek(0, 2)
+    except OSError as err:
+        raise InputFormatError(f"cannot read the file: {err.strerror or err}", path=path) from None
+    if not head.strip():
+        raise InputFormatError("empty file", path=path)
+    return head, size
+
+
+def sniff_encoding(path: Path, head: bytes, complete: bool) -> str:
+    """``utf-8-sig``, ``utf-8`` or ``gbk``, judged on the first chunk only."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise _not_text(path, "it is UTF-16: save it as UTF-8")
+    if b"\x00" in head:
+        raise _not_text(path, "it holds binary data")
+    for encoding in ("utf-8", "gbk"):
+        try:
+            # final=False: the chunk may end in the middle of a multi-byte character
+            codecs.getincrementaldecoder(encoding)().decode(head, final=complete)
+        except UnicodeDecodeError:
+            continue
+        return encoding
+    raise _not_text(path)
+
+
+def _not_text(path: Path, why: str = "") -> InputFormatError:
+    return InputFormatError("not UTF-8 or GBK text" + (f" ({why})" if why else ""), path=path)
+
+
+def _header_fields(path: Path, head: bytes, encoding: str, size: int) -> list[str]:
+    end = head.find(b"\n")
+    if end < 0 and size > len(head):
+        raise InputFormatError(f"the first line is longer than {SNIFF_BYTES // 1024} KiB: "
+                               "not a comparison CSV", path=path, line=1)
+    first = (head if end < 0 else head[:end]).decode(encoding, errors="replace").strip()
+    if not first:
+        raise InputFormatError("the first line is empty, expected a header", path=path, line=1)
+    return [field.strip() for field in next(csv.reader([first]))]
+
+
+def _reader_named(name: str) -> Reader:
+    if name not in _READERS:
+        raise UsageError(f"unknown format {name!r}; known formats: {', '.join(_READERS)}")
+    return _READERS[name]
+
+
+def _detect(path: Path, fields: list[str]) -> Reader:
+    for reader in _READERS.values():
+        if reader.matches(fields):
+            return reader
+    shown = ",".join(fields)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    expected = "; ".join(f"{r.name} ({r.expected_header})" for r in _READERS.values())
+    raise InputFormatError(f"unknown header '{shown}'; expected one of: {expected}", path=path, line=1)
