@@ -1,0 +1,1 @@
+"""Benchmarks and benchmark-data generators for advisor (not shipped in the wheel)."""

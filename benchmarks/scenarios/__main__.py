@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.scenarios.cli import main
+
+sys.exit(main())

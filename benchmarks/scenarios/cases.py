@@ -1,0 +1,77 @@
+"""Network cases: a real network, the real input the golden run gets, and the target's build facts.
+
+A case is built from (network name, seed). The seed moves the input a little (crop position,
+audio frame) and seeds the transformer's weights, so each seed is a different but realistic run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from benchmarks.scenarios import inputs, networks
+
+NETWORKS: tuple[str, ...] = ("mtcnn_pnet", "mtcnn_rnet", "mtcnn_onet", "crepe_tiny", "byte_transformer")
+
+
+@dataclass
+class NetworkCase:
+    """What one scenario runs: module, golden feeds and the knobs of its pre-processing."""
+
+    network: str
+    seed: int
+    module: nn.Module
+    feeds: dict[str, torch.Tensor]              # golden inputs by graph input name
+    raw: torch.Tensor | None = None             # image before normalisation (for input faults)
+    crop_args: dict = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def input_name(self) -> str:
+        return next(iter(self.feeds))
+
+    def input_shape_arg(self) -> str:
+        """``--input_shape`` as ATC takes it: ``name:d0,d1,...``."""
+        return ";".join(f"{k}:{','.join(str(d) for d in v.shape)}" for k, v in self.feeds.items())
+
+
+def _jitter(seed: int, amplitude: int) -> tuple[int, int]:
+    generator = torch.Generator().manual_seed(seed)
+    shift = torch.randint(-amplitude, amplitude + 1, (2,), generator=generator)
+    return int(shift[0]), int(shift[1])
+
+
+def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
+               outlier_block: int | None = None) -> NetworkCase:
+    """The case for ``network`` and ``seed`` (``outlier_*`` only apply to the transformer)."""
+    if network == "mtcnn_pnet":
+        offset = tuple(abs(s) for s in _jitter(seed, 8))
+        raw = inputs.whole_photo(96, offset)
+        return NetworkCase(network, seed, networks.mtcnn("pnet"), {"images": inputs.mtcnn_normalise(raw)},
+                           raw, {"offset": offset}, "MTCNN P-Net on the astronaut photo at 96x96")
+    if network in ("mtcnn_rnet", "mtcnn_onet"):
+        size = 24 if network == "mtcnn_rnet" else 48
+        shift = _jitter(seed, 3)
+        raw = inputs.face_crop(size, shift=shift)
+        net = networks.mtcnn(network.split("_")[1])
+        return NetworkCase(network, seed, net, {"images": inputs.mtcnn_normalise(raw)}, raw,
+                           {"size": size, "shift": shift},
+                           f"MTCNN {network[-4:].upper()} on the astronaut's face cropped to {size}x{size}")
+    if network == "crepe_tiny":
+        start = 32000 + 160 * (seed % 50)
+        return NetworkCase(network, seed, networks.crepe_tiny(), {"frames": inputs.crepe_frames(8, start)},
+                           None, {"start": start},
+                           f"CREPE tiny on 8 frames of CMU ARCTIC a0007 speech from sample {start}")
+    if network == "byte_transformer":
+        tokens = inputs.sentence_tokens()
+        embedding_scale = outlier_scale if outlier_block is None else 1.0
+        module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale)
+        if outlier_block is not None:
+            with torch.no_grad():
+                for dim in networks.ByteTransformer.OUTLIER_DIMS:
+                    module.blocks[outlier_block].b2[dim] = outlier_scale
+        return NetworkCase(network, seed, module, {"tokens": tokens}, None, {},
+                           "2-block byte transformer (seeded weights) on a Dickens sentence")
+    raise KeyError(f"unknown network '{network}'; known: {', '.join(NETWORKS)}")

@@ -1,0 +1,203 @@
+"""The scenario corpus: which family runs on which network, with which fault and seed.
+
+Each :class:`ScenarioSpec` names its family, network, variant and seed; ``make_fault`` turns the
+built case into the :class:`~faults.Fault` to inject. ``SMALL`` is the subset committed under
+``tests/data/scenarios`` (fast, small networks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from benchmarks.scenarios import faults, inputs
+from benchmarks.scenarios.cases import NetworkCase
+
+FAMILIES: tuple[str, ...] = (
+    "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
+    "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
+)
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    family: str
+    network: str
+    variant: str
+    seed: int
+    make_fault: Callable[[NetworkCase], faults.Fault]
+    precision: str = "fp16"
+    case_args: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}__{self.network}__{self.variant}__s{self.seed}"
+
+
+# --- fault factories ----------------------------------------------------------------------------
+
+def no_fault(case: NetworkCase) -> faults.Fault:
+    return faults.Fault()
+
+
+def _mtcnn_input(case: NetworkCase, kind: str, description: str, make_raw, knobs=None) -> faults.Fault:
+    def make_input(_: torch.Tensor) -> torch.Tensor:
+        return inputs.mtcnn_normalise(make_raw(case))
+    return faults.InputFault(kind=kind, description=description, build_knobs=knobs or {},
+                             input_name="images", make_input=make_input)
+
+
+def flipped_face(case: NetworkCase) -> faults.Fault:
+    return _mtcnn_input(case, "input_mismatch", "target pre-processing mirrors the face crop",
+                        lambda c: inputs.face_crop(c.crop_args["size"], c.crop_args["shift"], flip=True))
+
+
+def shifted_face(case: NetworkCase) -> faults.Fault:
+    def raw(c):
+        dy, dx = c.crop_args["shift"]
+        return inputs.face_crop(c.crop_args["size"], (dy + 9, dx - 11), scale=1.15)
+    return _mtcnn_input(case, "input_mismatch", "target crops a larger box 10 px off the reference box",
+                        raw)
+
+
+def offset_photo(case: NetworkCase) -> faults.Fault:
+    def raw(c):
+        oy, ox = c.crop_args["offset"]
+        return inputs.whole_photo(96, (oy + 40, ox + 24))
+    return _mtcnn_input(case, "input_mismatch", "target resizes a different region of the photo", raw)
+
+
+def shifted_audio(case: NetworkCase) -> faults.Fault:
+    def make_input(_: torch.Tensor) -> torch.Tensor:
+        return inputs.crepe_frames(8, case.crop_args["start"] + 80)
+    return faults.InputFault(kind="input_mismatch", input_name="frames", make_input=make_input,
+                             description="target frames start 80 samples (5 ms) later")
+
+
+def rgb_bgr(case: NetworkCase) -> faults.Fault:
+    return faults.InputFault(
+        kind="rgb_bgr_swap", input_name="images", make_input=lambda x: x.flip(1),
+        description="AIPP swaps R and B (rbuv_swap_switch) on an input that is already RGB",
+        build_knobs={"insert_op_conf": "aipp.cfg", "aipp": {"input_format": "RGB888_U8",
+                                                            "rbuv_swap_switch": True}})
+
+
+def double_normalised(case: NetworkCase) -> faults.Fault:
+    return faults.InputFault(
+        kind="duplicate_normalization", input_name="images",
+        make_input=lambda x: inputs.mtcnn_normalise(x),
+        description="mean/std folded into the model (insert_bn_before_firstnode) and applied again "
+                    "in pre-processing",
+        build_knobs={"tool": "magicmind", "insert_bn_before_firstnode": True,
+                     "mean": [127.5, 127.5, 127.5], "std": [128.0, 128.0, 128.0]})
+
+
+def nhwc_as_nchw(case: NetworkCase) -> faults.Fault:
+    def make_input(x: torch.Tensor) -> torch.Tensor:
+        return x.permute(0, 2, 3, 1).reshape(x.shape)
+    return faults.InputFault(
+        kind="layout_nchw_nhwc", input_name="images", make_input=make_input,
+        description="an NHWC buffer is fed to an input declared NCHW",
+        build_knobs={"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}})
+
+
+def op_fault(kind: str, golden_op: str, override, description: str) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        return faults.OpFault(kind=kind, golden_op=golden_op, override=override, description=description)
+    return make
+
+
+def saturated(golden_op: str, low: float | None, high: float | None, description: str) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        return faults.OutputFault(kind="single_point_deviation", golden_op=golden_op,
+                                  post=lambda t: t.clamp(low, high), description=description)
+    return make
+
+
+def overflow(description: str) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        return faults.OverflowFault(kind="fp16_overflow", expected_type="Pow", description=description)
+    return make
+
+
+# --- the corpus ---------------------------------------------------------------------------------
+
+_BN = "BatchNorm folded with the variance instead of sqrt(variance + eps)"
+_PRELU = "PReLU slopes laid out in reverse channel order"
+
+CORPUS: tuple[ScenarioSpec, ...] = (
+    *(ScenarioSpec("clean_fp16", net, "allow_fp32_to_fp16", seed, no_fault)
+      for net, seed in (("mtcnn_pnet", 0), ("mtcnn_rnet", 0), ("mtcnn_onet", 0), ("mtcnn_onet", 1),
+                        ("crepe_tiny", 0), ("byte_transformer", 0), ("byte_transformer", 1))),
+    *(ScenarioSpec("clean_bf16", net, "mixed_bf16", seed, no_fault, precision="bf16")
+      for net, seed in (("mtcnn_pnet", 0), ("mtcnn_onet", 0), ("crepe_tiny", 0),
+                        ("byte_transformer", 0))),
+    ScenarioSpec("fp16_overflow", "byte_transformer", "embedding_outliers", 0,
+                 overflow("massive activations (~400) in two embedding channels: the un-fused "
+                          "LayerNorm's Pow squares them past 65504"), case_args={"outlier_scale": 400.0}),
+    ScenarioSpec("fp16_overflow", "byte_transformer", "embedding_outliers", 1,
+                 overflow("massive activations (~300) in two embedding channels overflow the first "
+                          "LayerNorm's Pow"), case_args={"outlier_scale": 300.0}),
+    ScenarioSpec("fp16_overflow", "byte_transformer", "mlp_outliers", 2,
+                 overflow("block 0's MLP writes ~300 into two residual channels; the next "
+                          "LayerNorm's Pow overflows"),
+                 case_args={"outlier_scale": 300.0, "outlier_block": 0}),
+    ScenarioSpec("input_mismatch", "mtcnn_onet", "mirrored_crop", 0, flipped_face),
+    ScenarioSpec("input_mismatch", "mtcnn_rnet", "shifted_crop", 1, shifted_face),
+    ScenarioSpec("input_mismatch", "mtcnn_pnet", "other_region", 0, offset_photo),
+    ScenarioSpec("input_mismatch", "crepe_tiny", "shifted_frames", 0, shifted_audio),
+    ScenarioSpec("problem_node", "crepe_tiny", "bn_variance", 0,
+                 op_fault("problem_node", "BatchNormalization_13", faults.bn_variance_not_rooted, _BN)),
+    ScenarioSpec("problem_node", "crepe_tiny", "bn_variance", 1,
+                 op_fault("problem_node", "BatchNormalization_8", faults.bn_variance_not_rooted, _BN)),
+    ScenarioSpec("problem_node", "byte_transformer", "softmax_axis", 0,
+                 op_fault("problem_node", "Softmax_25", faults.softmax_over(-2),
+                          "attention Softmax computed over the query axis instead of the key axis")),
+    ScenarioSpec("problem_node", "mtcnn_pnet", "prelu_layout", 0,
+                 op_fault("problem_node", "PRelu_4", faults.prelu_slopes_reversed, _PRELU)),
+    ScenarioSpec("single_point_deviation", "crepe_tiny", "saturated_logits", 0,
+                 saturated("Gemm_32", -6.0, None, "the classifier saturates its logits at -6; the "
+                           "Sigmoid maps both to ~0")),
+    ScenarioSpec("single_point_deviation", "mtcnn_pnet", "saturated_logits", 0,
+                 saturated("Conv_8", -2.0, 2.0, "the face-score conv saturates at +-2; the Softmax "
+                           "keeps the decision")),
+    ScenarioSpec("single_point_deviation", "mtcnn_onet", "prelu_layout", 0,
+                 op_fault("single_point_deviation", "PRelu_4", faults.prelu_slopes_reversed,
+                          _PRELU + "; O-Net's later layers absorb it")),
+    ScenarioSpec("rgb_bgr_swap", "mtcnn_onet", "aipp_swap", 0, rgb_bgr),
+    ScenarioSpec("rgb_bgr_swap", "mtcnn_pnet", "aipp_swap", 0, rgb_bgr),
+    ScenarioSpec("duplicate_normalization", "mtcnn_onet", "bn_inserted", 0, double_normalised),
+    ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "bn_inserted", 0, double_normalised),
+    ScenarioSpec("layout_nchw_nhwc", "mtcnn_onet", "nhwc_buffer", 0, nhwc_as_nchw),
+    ScenarioSpec("layout_nchw_nhwc", "mtcnn_pnet", "nhwc_buffer", 0, nhwc_as_nchw),
+)
+
+#: The committed test subset: one scenario per family, on the smallest networks.
+SMALL: tuple[str, ...] = (
+    "clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0",
+    "clean_bf16__mtcnn_pnet__mixed_bf16__s0",
+    "fp16_overflow__byte_transformer__embedding_outliers__s0",
+    "input_mismatch__mtcnn_rnet__shifted_crop__s1",
+    "problem_node__mtcnn_pnet__prelu_layout__s0",
+    "single_point_deviation__mtcnn_pnet__saturated_logits__s0",
+    "rgb_bgr_swap__mtcnn_pnet__aipp_swap__s0",
+    "duplicate_normalization__mtcnn_rnet__bn_inserted__s0",
+    "layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0",
+)
+
+
+def select(families: list[str] | None = None, small: bool = False, seed: int | None = None
+           ) -> list[ScenarioSpec]:
+    """The specs to generate. ``seed`` shifts every spec's seed (a new corpus of the same shape)."""
+    specs = [s for s in CORPUS if not small or s.name in SMALL]
+    if families:
+        unknown = sorted(set(families) - set(FAMILIES))
+        if unknown:
+            raise KeyError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+        specs = [s for s in specs if s.family in families]
+    if seed:
+        specs = [ScenarioSpec(s.family, s.network, s.variant, s.seed + seed, s.make_fault, s.precision,
+                              s.case_args) for s in specs]
+    return specs

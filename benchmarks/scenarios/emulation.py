@@ -1,0 +1,293 @@
+"""Emulate an NPU ("target") run of a golden graph: precision policy, ATC-style conversion, execution.
+
+The target graph is what an offline compiler such as ATC makes of the golden one:
+
+- a ``Data`` op per network input (GroundTruth = the golden input name);
+- target-only ops inserted around it (``trans_Cast_<k>`` float32 -> float16/bfloat16,
+  ``trans_TransData_<k>`` NCHW -> 5HD for 4-D tensors; GroundTruth ``*``), and again before each
+  network output;
+- fused ops: ``[Pad+]Conv[+BatchNormalization][+Relu|PRelu]``, ``Gemm+PRelu`` and
+  ``MatMul+Add(bias)`` become one target op named after the Conv/Gemm/MatMul, whose GroundTruth lists
+  the golden ops comma-joined; everything else maps one to one (Ascend op types).
+
+Execution follows a precision policy: each target op reads its inputs as stored (already rounded),
+uses weights rounded to the policy dtype, computes in float32 (as cube/vector units accumulate)
+and rounds its output once. Rounding to float16 turns values beyond 65504 into ``inf``, as real FP16
+does. Intermediate values inside a fused op are not rounded. A :class:`~faults.Fault` may change
+the fed input or any op's computation.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+from torch import nn
+
+from benchmarks.scenarios.graph import GoldenGraph, GoldenOp
+
+if TYPE_CHECKING:  # faults imports this module
+    from benchmarks.scenarios.faults import Fault
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A precision policy: the device dtype every computed tensor is rounded to."""
+
+    name: str                        # "fp32" | "fp16" | "bf16"
+    torch_dtype: torch.dtype
+    ge_dtype: str                    # GE dtype name in the result CSV
+    precision_mode: str              # the ATC --precision_mode that selects it
+
+    def round(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Round a floating tensor to the device dtype (kept as float32 for computing)."""
+        if not tensor.is_floating_point() or self.torch_dtype == torch.float32:
+            return tensor
+        return tensor.to(self.torch_dtype).to(torch.float32)
+
+
+PRECISIONS: dict[str, Precision] = {
+    "fp32": Precision("fp32", torch.float32, "DT_FLOAT", "force_fp32"),
+    "fp16": Precision("fp16", torch.float16, "DT_FLOAT16", "allow_fp32_to_fp16"),
+    "bf16": Precision("bf16", torch.bfloat16, "DT_BF16", "allow_mix_precision_bf16"),
+}
+
+ASCEND_TYPES: dict[str, str] = {
+    "Conv": "Conv2D", "PRelu": "PRelu", "MaxPool": "MaxPoolV3", "BatchNormalization": "BNInference",
+    "Gemm": "MatMulV2", "Softmax": "SoftmaxV2", "Gather": "GatherV2", "Relu": "Relu", "Pad": "PadV3",
+    "Sigmoid": "Sigmoid", "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "RealDiv",
+    "MatMul": "BatchMatMulV2", "Erf": "Erf", "Sqrt": "Sqrt", "Exp": "Exp", "Pow": "Pow",
+    "ReduceMean": "ReduceMeanD", "Transpose": "TransposeD", "Reshape": "Reshape", "Flatten": "Flatten",
+}
+
+
+@dataclass
+class TargetOp:
+    """One op of the converted (target) graph."""
+
+    index: int
+    name: str
+    op_type: str
+    golden_ops: list[str]            # fused-from golden op names; empty -> GroundTruth "*"
+    inputs: list[str]                # logical tensors read (golden tensor names)
+    output: str                      # logical tensor written
+    role: str                        # "data" | "compute" | "trans"
+
+    @property
+    def ground_truth(self) -> str:
+        return ",".join(self.golden_ops) if self.golden_ops else "*"
+
+
+@dataclass
+class TargetPlan:
+    ops: list[TargetOp]
+    outputs: list[str]               # logical tensors of the network outputs
+
+    def op(self, name: str) -> TargetOp:
+        return next(op for op in self.ops if op.name == name)
+
+    def op_containing(self, golden_op: str) -> TargetOp:
+        """The target op a golden op was fused into."""
+        return next(op for op in self.ops if golden_op in op.golden_ops and op.role == "compute")
+
+
+def _sole_consumer(graph: GoldenGraph, tensor: str) -> GoldenOp | None:
+    if tensor in graph.outputs:
+        return None
+    consumers = graph.consumers(tensor)
+    return consumers[0] if len(consumers) == 1 else None
+
+
+def _fusion_groups(graph: GoldenGraph) -> list[list[GoldenOp]]:
+    """Greedy pattern matching in execution order (the patterns are chains of sole consumers)."""
+    groups: list[list[GoldenOp]] = []
+    taken: set[str] = set()
+    for op in graph.ops:
+        if op.name in taken:
+            continue
+        group = [op]
+        nxt = _sole_consumer(graph, op.name)
+        if op.op_type == "Pad" and nxt is not None and nxt.op_type == "Conv":
+            group.append(nxt)
+        if group[-1].op_type == "Conv":
+            follow = [("BatchNormalization",), ("Relu", "PRelu")]
+        elif group[-1].op_type == "Gemm":
+            follow = [("PRelu",)]
+        elif group[-1].op_type == "MatMul":
+            follow = [("Add",)]
+        else:
+            follow = []
+        for allowed in follow:
+            nxt = _sole_consumer(graph, group[-1].name)
+            if nxt is not None and nxt.op_type in allowed and len(nxt.inputs) == 1:
+                group.append(nxt)
+        groups.append(group)
+        taken.update(g.name for g in group)
+    return groups
+
+
+def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torch.Tensor],
+                fuse: bool = True) -> TargetPlan:
+    """The converted graph for ``precision`` (see the module docstring).
+
+    ``golden`` holds the golden tensors by name (their dtypes and ranks decide where Cast and
+    TransData are inserted).
+    """
+    ops: list[TargetOp] = []
+    inserted = 0
+
+    def add(name: str, op_type: str, golden: list[str], inputs: list[str], output: str, role: str) -> None:
+        ops.append(TargetOp(len(ops), name, op_type, golden, inputs, output, role))
+
+    def insert_trans(tensor: str, kind: str) -> None:
+        nonlocal inserted
+        add(f"trans_{kind}_{inserted}", kind, [], [tensor], tensor, "trans")
+        inserted += 1
+
+    for name in graph.inputs:
+        add(name, "Data", [name], [], name, "data")
+        feed = golden[name]
+        if feed.is_floating_point() and precision.name != "fp32":
+            insert_trans(name, "Cast")
+        if feed.dim() == 4:
+            insert_trans(name, "TransData")
+    groups = _fusion_groups(graph) if fuse else [[op] for op in graph.ops]
+    for group in groups:
+        main = next((g for g in group if g.op_type in ("Conv", "Gemm", "MatMul")), group[0])
+        external = []
+        members = {g.name for g in group}
+        for g in group:
+            external.extend(t for t in g.inputs if t not in members and t not in external)
+        add(main.name, ASCEND_TYPES[main.op_type], [g.name for g in group], external, group[-1].name,
+            "compute")
+    for tensor in graph.outputs:
+        if golden[tensor].dim() == 4:
+            insert_trans(tensor, "TransData")
+        if precision.name != "fp32":
+            insert_trans(tensor, "Cast")
+    return TargetPlan(ops, list(graph.outputs))
+
+
+@dataclass
+class RecordedTensor:
+    """A target tensor as dumped: the logical tensor it stands for, its value and device dtype."""
+
+    tensor: str
+    value: np.ndarray
+    ge_dtype: str
+
+
+@dataclass
+class TargetRun:
+    """Every target op's dumped inputs and outputs, and the final network outputs."""
+
+    inputs: dict[str, list[RecordedTensor]] = field(default_factory=dict)    # op name -> inputs
+    outputs: dict[str, list[RecordedTensor]] = field(default_factory=dict)   # op name -> outputs
+    final: dict[str, RecordedTensor] = field(default_factory=dict)           # logical -> output
+
+
+#: Signature of an op override: (golden op, its tensor input values, its (rounded) module) -> output.
+OpOverride = Callable[[GoldenOp, list[torch.Tensor], nn.Module | None], torch.Tensor]
+
+
+@dataclass
+class OpContext:
+    """What a fault sees of one compute op while the target runs."""
+
+    op: TargetOp
+    inputs: list[torch.Tensor]                 # external inputs as read from device memory
+    _execute: Callable[[list[torch.Tensor], dict[str, OpOverride]], torch.Tensor]
+
+    def run(self, inputs: list[torch.Tensor] | None = None,
+            overrides: dict[str, OpOverride] | None = None) -> torch.Tensor:
+        """Compute the op (un-rounded), optionally on other inputs or with golden ops replaced."""
+        return self._execute(self.inputs if inputs is None else inputs, overrides or {})
+
+
+class Emulator:
+    """Runs a :class:`TargetPlan` under a precision policy, letting a fault intervene."""
+
+    def __init__(self, graph: GoldenGraph, plan: TargetPlan, precision: Precision) -> None:
+        self.graph, self.plan, self.precision = graph, plan, precision
+        self._modules: dict[str, nn.Module] = {}
+        self.constants = {k: precision.round(v) for k, v in graph.constants.items()}
+
+    def rounded_module(self, op: GoldenOp) -> nn.Module | None:
+        """A copy of the op's module with floating parameters and buffers rounded to the policy."""
+        if op.module is None:
+            return None
+        if op.name not in self._modules:
+            module = copy.deepcopy(op.module)
+            with torch.no_grad():
+                for tensor in list(module.parameters()) + list(module.buffers()):
+                    if tensor.is_floating_point():
+                        tensor.copy_(self.precision.round(tensor))
+            self._modules[op.name] = module
+        return self._modules[op.name]
+
+    def _execute_group(self, top: TargetOp, inputs: list[torch.Tensor],
+                       overrides: dict[str, OpOverride]) -> torch.Tensor:
+        values = dict(zip(top.inputs, inputs, strict=True))
+        by_node: dict[str, torch.Tensor] = {}
+        tensor_to_node = {t: n for n, t in self.graph.node_to_tensor.items()}
+        for name, value in values.items():
+            by_node[tensor_to_node[name]] = value
+        out = None
+        for golden_name in top.golden_ops:
+            op = self.graph.op(golden_name)
+            module = self.rounded_module(op)
+            if golden_name in overrides:
+                args = [by_node[tensor_to_node[t]] for t in op.inputs]
+                out = overrides[golden_name](op, args, module)
+            else:
+                out = op.evaluate(by_node, module=module, constants=self.constants)
+            by_node[op.node.name] = out
+        return out
+
+    def run(self, feeds: dict[str, torch.Tensor], fault: Fault | None = None) -> TargetRun:
+        """Execute every target op on ``feeds`` (the inputs the target was really given)."""
+        env: dict[str, torch.Tensor] = {}
+        dtypes: dict[str, str] = {}
+        record = TargetRun()
+        with torch.no_grad():
+            for top in self.plan.ops:
+                read = [env[t] for t in top.inputs]
+                record.inputs[top.name] = [RecordedTensor(t, _to_numpy(v, dtypes[t]), dtypes[t])
+                                           for t, v in zip(top.inputs, read, strict=True)]
+                if top.role == "data":
+                    value = feeds[top.name]
+                    dtype = "DT_FLOAT" if value.is_floating_point() else _ge_int(value)
+                elif top.role == "trans" and top.op_type == "Cast":
+                    to_device = dtypes[top.output] == "DT_FLOAT"
+                    value = self.precision.round(read[0]) if to_device else read[0]
+                    dtype = self.precision.ge_dtype if to_device else "DT_FLOAT"
+                elif top.role == "trans":
+                    value, dtype = read[0], dtypes[top.output]
+                else:
+                    context = OpContext(top, read, lambda i, o, top=top: self._execute_group(top, i, o))
+                    raw = fault.run_op(context) if fault is not None else context.run()
+                    value = self.precision.round(raw) if raw.is_floating_point() else raw
+                    dtype = self.precision.ge_dtype if raw.is_floating_point() else _ge_int(raw)
+                env[top.output], dtypes[top.output] = value, dtype
+                record.outputs[top.name] = [RecordedTensor(top.output, _to_numpy(value, dtype), dtype)]
+        for tensor in self.plan.outputs:
+            record.final[tensor] = RecordedTensor(tensor, _to_numpy(env[tensor], dtypes[tensor]),
+                                                  dtypes[tensor])
+        return record
+
+
+def _ge_int(value: torch.Tensor) -> str:
+    return {torch.int64: "DT_INT64", torch.int32: "DT_INT32", torch.int8: "DT_INT8",
+            torch.uint8: "DT_UINT8"}.get(value.dtype, "DT_INT64")
+
+
+def _to_numpy(value: torch.Tensor, ge_dtype: str) -> np.ndarray:
+    """The dump of a device tensor: float16 as float16; bfloat16 stored as float32 (numpy has none)."""
+    array = value.detach().cpu().numpy()
+    if ge_dtype == "DT_FLOAT16":
+        return array.astype(np.float16)
+    return array

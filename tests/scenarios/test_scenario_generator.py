@@ -1,0 +1,114 @@
+"""The generator itself: determinism, self-check, dumps, ONNX. Needs torch and the network wheels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from benchmarks.scenarios import catalog, checks, faults  # noqa: E402
+from benchmarks.scenarios.cli import main  # noqa: E402
+from benchmarks.scenarios.networks import package_file  # noqa: E402
+from benchmarks.scenarios.scenario import generate  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+
+def _have(package: str, *parts: str) -> bool:
+    try:
+        package_file(package, *parts)
+    except (ModuleNotFoundError, FileNotFoundError):
+        return False
+    return True
+
+
+needs_mtcnn = pytest.mark.skipif(not (_have("facenet_pytorch", "data", "rnet.pt")
+                                      and _have("skimage", "data", "astronaut.png")),
+                                 reason="facenet-pytorch / scikit-image data files not installed")
+
+
+def _spec(name: str) -> catalog.ScenarioSpec:
+    return next(s for s in catalog.CORPUS if s.name == name)
+
+
+@needs_mtcnn
+def test_same_seed_gives_byte_identical_results(tmp_path):
+    spec = _spec("input_mismatch__mtcnn_rnet__shifted_crop__s1")
+    first = generate(spec, tmp_path / "a")
+    second = generate(spec, tmp_path / "b")
+    assert first.result_csv.name == second.result_csv.name
+    assert first.result_csv.read_bytes() == second.result_csv.read_bytes()
+    names_a = sorted(p.name for p in (first.directory / "target").iterdir())
+    names_b = sorted(p.name for p in (second.directory / "target").iterdir())
+    assert names_a == names_b
+
+
+@needs_mtcnn
+def test_another_seed_gives_another_run(tmp_path):
+    base = _spec("clean_fp16__mtcnn_onet__allow_fp32_to_fp16__s0")
+    other = catalog.select(["clean_fp16"], seed=5)
+    moved = next(s for s in other if s.network == "mtcnn_onet")
+    a, b = generate(base, tmp_path), generate(moved, tmp_path)
+    assert a.result_csv.read_bytes() != b.result_csv.read_bytes()
+    assert not a.problems and not b.problems
+
+
+@needs_mtcnn
+def test_committed_subset_matches_a_fresh_generation(tmp_path):
+    """Regenerating --small gives the committed CSVs (numbers to 1e-5: CPUs may round differently)."""
+    assert main(["--out", str(tmp_path), "--small", "--dumps", "none", "--onnx-max-kb", "0"]) == 0
+    for directory in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        (committed,) = directory.glob("result_*.csv")
+        fresh = tmp_path / directory.name / committed.name
+        assert fresh.exists(), f"{directory.name}: result file name changed"
+        old, new = pd.read_csv(committed), pd.read_csv(fresh)
+        numeric = old.select_dtypes("number").columns
+        pd.testing.assert_frame_equal(old.drop(columns=numeric), new.drop(columns=numeric))
+        np.testing.assert_allclose(old[numeric].to_numpy(float), new[numeric].to_numpy(float),
+                                   rtol=1e-5, atol=1e-5, equal_nan=True)
+        label_old = json.loads((directory / "label.json").read_text())
+        label_new = json.loads((tmp_path / directory.name / "label.json").read_text())
+        assert {k: label_old[k] for k in ("kind", "op", "index")} == \
+               {k: label_new[k] for k in ("kind", "op", "index")}
+
+
+@needs_mtcnn
+def test_self_check_fails_loudly_when_the_signature_is_missing(tmp_path, monkeypatch, capsys):
+    # A "problem node" whose fault does nothing must be reported, with the scenario's name.
+    spec = _spec("problem_node__mtcnn_pnet__prelu_layout__s0")
+    harmless = catalog.ScenarioSpec(spec.family, spec.network, spec.variant, spec.seed,
+                                    lambda case: faults.OpFault(kind="problem_node", golden_op="PRelu_4",
+                                                                override=lambda op, a, mod: mod(a[0])))
+    monkeypatch.setattr("benchmarks.scenarios.cli.select", lambda *a, **k: [harmless])
+    assert main(["--out", str(tmp_path), "--dumps", "none"]) == 1
+    assert spec.name in capsys.readouterr().err
+
+
+@needs_mtcnn
+def test_dumps_cover_every_target_tensor_and_golden_op(tmp_path):
+    result = generate(_spec("clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0"), tmp_path)
+    frame = checks.read_result(result.result_csv)
+    target_files = list((result.directory / "target").glob("*.npy"))
+    assert len(target_files) == int((~frame["is_output"]).sum())
+    golden_names = {p.name.split(".")[0] for p in (result.directory / "golden").glob("*.npy")}
+    for ground_truth in frame.loc[~frame["is_output"] & (frame["GroundTruth"] != "*"), "GroundTruth"]:
+        assert set(ground_truth.split(",")) <= golden_names
+
+
+@needs_mtcnn
+def test_onnx_export_reproduces_the_golden_outputs(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    result = generate(_spec("clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0"), tmp_path)
+    golden = result.directory / "golden"
+    session = ort.InferenceSession(str(result.directory / "model.onnx"), providers=["CPUExecutionProvider"])
+    (feed,) = golden.glob("images.0.*.npy")
+    outputs = session.run(None, {"images": np.load(feed)})
+    for info, value in zip(session.get_outputs(), outputs, strict=True):
+        (reference,) = golden.glob(f"{info.name}.0.*.npy")
+        np.testing.assert_allclose(value, np.load(reference), atol=1e-5)
