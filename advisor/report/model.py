@@ -1,0 +1,131 @@
+"""The report's view model: typed, immutable, already in the report language.
+
+Templates and the JSON reporter only read a ``ReportView``; they decide layout, never content. Values
+keep their numbers for machines (``values``, ``Row.value``, JSON-safe) next to their display text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnosis import Series
+from .plot import Marker
+
+SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
+CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
+UNEXPLAINED = "unexplained"          # verdict when the network deviates but no rule named a cause
+
+
+@dataclass(frozen=True)
+class FixView:
+    backend: str          # key of advisor.advice.BACKENDS, e.g. "ascend"
+    label: str            # the backend's name in the report language
+    text: str
+
+
+@dataclass(frozen=True)
+class AdviceView:
+    title: str
+    summary: str
+    what: str
+    why: str
+    confirm: str
+    fixes: tuple[FixView, ...]
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FindingView:
+    id: str
+    rule: str
+    pack: str
+    kind: str
+    severity: str
+    severity_label: str
+    tone: str             # colour of the finding: its severity, or "ok" for a consistent network
+    title: str
+    op: str | None
+    index: int | None
+    index_text: str       # the index, or "NA" as the vendor layout writes it
+    op_type: str | None
+    location: str         # "LayerNorm_3/Pow (op 12)", "" when the finding is about the whole network
+    confidence: float | None   # None when not a number
+    confidence_text: str
+    evidence: str
+    values: dict[str, Any]
+    advice: AdviceView
+    source_lines: tuple[int, ...]
+    explained_by: str | None
+    is_root_cause: bool
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """An active finding (not explained by another) and the symptoms it explains."""
+
+    cause: FindingView
+    symptoms: tuple[FindingView, ...]
+    symptoms_heading: str  # "Propagation of FP16 overflow at LayerNorm_3/Pow (op 12)"
+
+
+@dataclass(frozen=True)
+class VendorBlock:
+    """One ``Detection Type / Operator Index / Expert Advice`` block of the txt report."""
+
+    detection_type: str
+    operator_index: str
+    expert_advice: str
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    value: Any            # JSON-safe
+    text: str
+
+
+@dataclass(frozen=True)
+class PackView:
+    name: str
+    version: str
+    source: str
+    rules: int
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    dtype: str
+    metric: str
+    metric_label: str
+    value: float | None
+    text: str
+
+
+@dataclass(frozen=True)
+class ReportView:
+    language: str
+    labels: Mapping[str, str]
+    version: str
+    schema: str
+    generated_by: str
+    verdict: str                     # root cause kind, "consistent" or "unexplained"
+    severity: str                    # error | warning | info | ok
+    severity_label: str
+    is_consistent: bool
+    headline: str
+    summary: str
+    root_cause: FindingView | None
+    findings: tuple[FindingView, ...]          # every finding, in rank order
+    groups: tuple[FindingGroup, ...]           # active findings in rank order, symptoms under them
+    vendor_blocks: tuple[VendorBlock, ...]
+    network: tuple[Row, ...]
+    inputs: tuple[Row, ...]
+    packs: tuple[PackView, ...]
+    thresholds: tuple[ThresholdRow, ...]
+    overrides: tuple[Row, ...]
+    warnings: tuple[str, ...]
+    series: Series | None
+    markers: tuple[Marker, ...]

@@ -1,0 +1,75 @@
+"""The JSON report: the machine contract, published as reports/report.schema.json.
+
+Built from the view model like every other format. Values are already JSON-safe (NaN and infinities
+are null), and ``json.dumps(allow_nan=False)`` makes sure of it: the output is strict JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import FindingView, ReportView
+
+
+def _finding(view: FindingView) -> dict[str, Any]:
+    advice = view.advice
+    return {
+        "id": view.id,
+        "rule": view.rule,
+        "pack": view.pack,
+        "kind": view.kind,
+        "severity": view.severity,
+        "title": view.title,
+        "op": view.op,
+        "index": view.index,
+        "op_type": view.op_type,
+        "confidence": view.confidence,
+        "evidence": view.evidence,
+        "values": view.values,
+        "advice": {
+            "summary": advice.summary,
+            "what": advice.what,
+            "why": advice.why,
+            "confirm": advice.confirm,
+            "fixes": [{"backend": fix.backend, "text": fix.text} for fix in advice.fixes],
+            "references": list(advice.references),
+        },
+        "source_lines": list(view.source_lines),
+        "explained_by": view.explained_by,
+    }
+
+
+def _root_cause(view: FindingView | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    return {"id": view.id, "kind": view.kind, "op": view.op, "index": view.index, "rule": view.rule,
+            "severity": view.severity, "confidence": view.confidence}
+
+
+def report_payload(view: ReportView) -> dict[str, Any]:
+    thresholds: dict[str, dict[str, float | None]] = {}
+    for row in view.thresholds:
+        thresholds.setdefault(row.dtype, {})[row.metric] = row.value
+    return {
+        "schema": view.schema,
+        "version": view.version,
+        "language": view.language,
+        "verdict": view.verdict,
+        "severity": view.severity,
+        "headline": view.headline,
+        "summary": view.summary,
+        "root_cause": _root_cause(view.root_cause),
+        "findings": [_finding(f) for f in view.findings],
+        "network": {row.key: row.value for row in view.network},
+        "inputs": {row.key: row.value for row in view.inputs},
+        "packs": [{"name": p.name, "version": p.version, "source": p.source, "rules": p.rules}
+                  for p in view.packs],
+        "thresholds": thresholds,
+        "overrides": {row.key: row.value for row in view.overrides},
+        "warnings": list(view.warnings),
+    }
+
+
+def render_json(view: ReportView) -> str:
+    return json.dumps(report_payload(view), ensure_ascii=False, allow_nan=False, indent=2) + "\n"

@@ -1,0 +1,100 @@
+"""One reporter interface, one registry: html, md and txt render Jinja templates from reports/,
+json is built in code. A new format is one object with ``format``, ``filename`` and ``render``."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from ..errors import UsageError
+from ..resources import data_dir
+from .markdown import md_code, md_text
+from .model import ReportView
+from .payload import render_json
+from .plot import render_svg
+from .text import fmt_value, html_text, oneline, ref_link
+
+
+@runtime_checkable
+class Reporter(Protocol):
+    format: str            # the name used on the command line (--format)
+    filename: str          # the file written in the output folder
+
+    def render(self, view: ReportView) -> str: ...
+
+
+@cache
+def environment(folder: Path) -> Environment:
+    """Templates of ``folder``; HTML ones (``*.html.j2``) autoescape, Markdown and txt do not."""
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "svg"), default=False,
+                                     default_for_string=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(html_text=html_text, ref_link=ref_link, md_code=md_code, md_text=md_text,
+                       oneline=oneline, value=fmt_value)
+    return env
+
+
+def templates_dir() -> Path:
+    return data_dir("reports")
+
+
+class TemplateReporter:
+    def __init__(self, format: str, filename: str, template: str) -> None:
+        self.format = format
+        self.filename = filename
+        self.template = template
+
+    def context(self, view: ReportView) -> dict[str, Any]:
+        return {}
+
+    def render(self, view: ReportView) -> str:
+        template = environment(templates_dir()).get_template(self.template)
+        return template.render(view=view, t=view.labels, **self.context(view))
+
+
+class HtmlReporter(TemplateReporter):
+    """Self-contained: the stylesheet and the plot are inlined, nothing is fetched."""
+
+    def context(self, view: ReportView) -> dict[str, Any]:
+        svg = render_svg(view.series, view.markers, view.labels)
+        css = (templates_dir() / "static" / "report.css").read_text(encoding="utf-8")
+        return {"svg": Markup(svg) if svg else None, "css": Markup(css)}
+
+
+class JsonReporter:
+    format = "json"
+    filename = "report.json"
+
+    def render(self, view: ReportView) -> str:
+        return render_json(view)
+
+
+REPORTERS: dict[str, Reporter] = {}
+
+
+def register(reporter: Reporter) -> None:
+    REPORTERS[reporter.format] = reporter
+
+
+def get_reporter(fmt: str) -> Reporter:
+    try:
+        return REPORTERS[fmt]
+    except KeyError:
+        raise UsageError(f"unknown report format '{fmt}': choose from {', '.join(REPORTERS)}") from None
+
+
+for _reporter in (HtmlReporter("html", "report.html", "report.html.j2"),
+                  TemplateReporter("md", "report.md", "report.md.j2"),
+                  JsonReporter(),
+                  TemplateReporter("txt", "report.txt", "report.txt.j2")):
+    register(_reporter)

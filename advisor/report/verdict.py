@@ -1,0 +1,96 @@
+"""What the report says first: the verdict, its headline, the summary sentence and the vendor txt blocks.
+
+Three states. A root cause: lead with it. No root cause and the network agrees (a ``consistent``
+finding, or the network facts say so): say so plainly. No root cause although the network deviates
+(no rule covered the case, e.g. with a reduced rule set): say *that*, never "consistent".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .model import CONSISTENT, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
+from .text import first_sentence, fmt_value, join_sentences, oneline
+
+
+@dataclass(frozen=True)
+class VerdictTexts:
+    verdict: str
+    severity: str          # error | warning | info | ok
+    headline: str
+    summary: str
+    vendor_blocks: tuple[VendorBlock, ...]
+
+
+def cause_phrase(view: FindingView, labels: Mapping[str, str]) -> str:
+    """"FP16 overflow at LayerNorm_3/Pow (op 12)", or the title alone for a network-level finding."""
+    if not view.location:
+        return view.title
+    return labels["headline.cause"].format(title=view.title, location=view.location)
+
+
+def verdict_texts(root: FindingView | None, groups: tuple[FindingGroup, ...], network: Mapping[str, Any],
+                  lang: str, labels: Mapping[str, str]) -> VerdictTexts:
+    if root is not None:
+        return VerdictTexts(root.kind, root.severity, cause_phrase(root, labels),
+                            _cause_summary(root, groups, lang, labels), _cause_blocks(root, groups))
+    causes = [g.cause for g in groups]
+    consistent = next((c for c in causes if c.kind == CONSISTENT), None)
+    if consistent is None and network.get("consistent") is False:
+        return _unexplained(causes, network, lang, labels)
+    notes = [c for c in causes if c.kind != CONSISTENT]
+    sentences = [labels["summary.consistent"]] + ([consistent.evidence] if consistent else [])
+    if notes:
+        sentences.append(labels["summary.notes"].format(n=len(notes)))
+    first = (_block(consistent) if consistent else
+             VendorBlock(labels["consistent.title"], "NA", labels["consistent.advice"]))
+    return VerdictTexts(CONSISTENT, "ok", labels["headline.consistent"], join_sentences(sentences, lang),
+                        (first, *_serious_blocks(notes)))
+
+
+def _block(view: FindingView) -> VendorBlock:
+    return VendorBlock(oneline(view.title), view.index_text, oneline(view.advice.summary))
+
+
+def _serious_blocks(views: list[FindingView]) -> tuple[VendorBlock, ...]:
+    """Active warnings and errors are never hidden behind the verdict block."""
+    return tuple(_block(v) for v in views if v.severity in ("error", "warning"))
+
+
+def _cause_summary(root: FindingView, groups: tuple[FindingGroup, ...], lang: str,
+                   labels: Mapping[str, str]) -> str:
+    # An info-level root cause (a single-point deviation the output recovers from) is a note, not a fault.
+    key = "summary.note" if root.severity == "info" else "summary.cause"
+    if not root.location:
+        key += "_no_location"
+    sentences = [labels[key].format(title=root.title, location=root.location), root.evidence]
+    propagated = sum(len(g.symptoms) for g in groups if g.cause.id == root.id)
+    if propagated:
+        key = "summary.propagation_one" if propagated == 1 else "summary.propagation_many"
+        sentences.append(labels[key].format(n=propagated))
+    sentences.append(labels["summary.next"].format(advice=first_sentence(root.advice.summary)))
+    return join_sentences(sentences, lang)
+
+
+def _cause_blocks(root: FindingView, groups: tuple[FindingGroup, ...]) -> tuple[VendorBlock, ...]:
+    """Root cause first, then every other active finding."""
+    return tuple(_block(v) for v in [root] + [g.cause for g in groups if g.cause.id != root.id])
+
+
+def _unexplained(causes: list[FindingView], network: Mapping[str, Any], lang: str,
+                 labels: Mapping[str, str]) -> VerdictTexts:
+    index, op = network.get("first_deviating_index"), network.get("first_deviating_op")
+    sentences = []
+    if network.get("deviating_ops") and (index is not None or op):
+        location = labels["location.full" if op and index is not None else
+                          ("location.op" if op else "location.index")].format(op=op, index=index)
+        sentences.append(labels["summary.unexplained_ops"].format(n=network["deviating_ops"], location=location))
+    if network.get("output_cosine") is not None:
+        sentences.append(labels["summary.unexplained_output"].format(cosine=fmt_value(network["output_cosine"])))
+    sentences.append(labels["unexplained.advice"])
+    first = VendorBlock(labels["unexplained.title"], "NA" if index is None else str(index),
+                        labels["unexplained.advice"])
+    return VerdictTexts(UNEXPLAINED, "warning", labels["headline.unexplained"], join_sentences(sentences, lang),
+                        (first, *_serious_blocks(causes)))

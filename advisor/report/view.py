@@ -1,0 +1,179 @@
+"""Build the view model (model.py) from a Diagnosis, once, for every format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import __version__
+from ..advice import BACKENDS, LANGUAGES, render_advice
+from ..diagnosis import Diagnosis, Finding
+from ..errors import UsageError
+from .labels import data_label, labels_for
+from .model import (
+    CONSISTENT,
+    SCHEMA,
+    AdviceView,
+    FindingGroup,
+    FindingView,
+    FixView,
+    PackView,
+    ReportView,
+    Row,
+    ThresholdRow,
+)
+from .plot import Marker, MarkerRole
+from .text import fmt_confidence, fmt_value, json_safe
+from .verdict import cause_phrase, verdict_texts
+
+
+def check_language(lang: str) -> None:
+    if lang not in LANGUAGES:
+        raise UsageError(f"unknown report language '{lang}': use one of {', '.join(LANGUAGES)}")
+
+
+def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
+    check_language(lang)
+    labels = labels_for(lang)
+    ranked = _ranked(diagnosis)
+    root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
+    views = {f.id: _finding_view(f, lang, labels, f.id == root_id) for f in ranked}
+    findings = tuple(views[f.id] for f in ranked)
+    groups = _groups(ranked, views, labels, root_id)
+    root = views[root_id] if root_id else None
+    verdict = verdict_texts(root, groups, diagnosis.network, lang, labels)
+    version = diagnosis.version or __version__
+    return ReportView(
+        language=lang,
+        labels=labels,
+        version=version,
+        schema=SCHEMA,
+        generated_by=labels["generated_by"].format(version=version),
+        verdict=verdict.verdict,
+        severity=verdict.severity,
+        severity_label=labels[f"severity.{verdict.severity}"],
+        is_consistent=verdict.verdict == CONSISTENT,
+        headline=verdict.headline,
+        summary=verdict.summary,
+        root_cause=root,
+        findings=findings,
+        groups=groups,
+        vendor_blocks=verdict.vendor_blocks,
+        network=tuple(_rows(diagnosis.network, labels, "network", skip=("id", "fact"))),
+        inputs=tuple(_rows(diagnosis.inputs, labels, "input")),
+        packs=tuple(PackView(p.name, p.version, p.source, p.rules) for p in diagnosis.packs),
+        thresholds=tuple(_threshold_rows(diagnosis.thresholds, labels)),
+        overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
+        warnings=tuple(diagnosis.warnings),
+        series=diagnosis.series,
+        markers=_markers(groups),
+    )
+
+
+def _ranked(diagnosis: Diagnosis) -> list[Finding]:
+    """Findings in rank order with the root cause first, even if the engine left it out of the list."""
+    findings = list(diagnosis.findings)
+    root = diagnosis.root_cause
+    if root is not None and all(f.id != root.id for f in findings):
+        findings.insert(0, root)
+    return findings
+
+
+def _location(op: str | None, index: int | None, labels: Mapping[str, str]) -> str:
+    if op and index is not None:
+        return labels["location.full"].format(op=op, index=index)
+    if op:
+        return labels["location.op"].format(op=op)
+    if index is not None:
+        return labels["location.index"].format(index=index)
+    return ""
+
+
+def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_root: bool) -> FindingView:
+    advice = render_advice(finding, lang)
+    backend_keys = {names[lang]: key for key, names in BACKENDS.items()}
+    return FindingView(
+        id=finding.id,
+        rule=finding.rule,
+        pack=finding.pack,
+        kind=finding.kind,
+        severity=finding.severity,
+        severity_label=labels.get(f"severity.{finding.severity}", finding.severity),
+        tone="ok" if finding.kind == CONSISTENT else finding.severity,
+        title=finding.title.get(lang) or finding.title.get("en") or advice.title,
+        op=finding.op,
+        index=finding.index,
+        index_text="NA" if finding.index is None else str(finding.index),
+        op_type=finding.op_type,
+        location=_location(finding.op, finding.index, labels),
+        confidence=json_safe(float(finding.confidence)),
+        confidence_text=fmt_confidence(finding.confidence),
+        evidence=finding.evidence.get(lang) or finding.evidence.get("en", ""),
+        values=json_safe(finding.values),
+        advice=AdviceView(
+            title=advice.title,
+            summary=advice.summary,
+            what=advice.what,
+            why=advice.why,
+            confirm=advice.confirm,
+            fixes=tuple(FixView(backend_keys.get(label, label), label, text) for label, text in advice.fixes),
+            references=tuple(advice.references),
+        ),
+        source_lines=tuple(finding.source_lines),
+        explained_by=finding.explained_by,
+        is_root_cause=is_root,
+    )
+
+
+def _active_cause(finding: Finding, by_id: Mapping[str, Finding], root_id: str | None) -> Finding:
+    """The finding at the top of ``finding``'s explained_by chain (itself when unexplained, when the
+    explaining id is unknown, or when the chain loops); the root cause is never explained away."""
+    seen = {finding.id}
+    current = finding
+    while current.id != root_id and current.explained_by in by_id:
+        current = by_id[current.explained_by]  # type: ignore[index]
+        if current.id in seen:
+            return finding
+        seen.add(current.id)
+    return current
+
+
+def _groups(ranked: list[Finding], views: Mapping[str, FindingView], labels: Mapping[str, str],
+            root_id: str | None) -> tuple[FindingGroup, ...]:
+    by_id = {f.id: f for f in ranked}
+    symptoms: dict[str, list[FindingView]] = {}
+    causes: list[str] = []
+    for finding in ranked:
+        cause = _active_cause(finding, by_id, root_id)
+        if cause is finding:
+            causes.append(finding.id)
+        else:
+            symptoms.setdefault(cause.id, []).append(views[finding.id])
+    return tuple(
+        FindingGroup(views[c], tuple(symptoms.get(c, ())),
+                     labels["propagation_of"].format(cause=cause_phrase(views[c], labels)))
+        for c in causes
+    )
+
+
+def _rows(data: Mapping[str, Any], labels: Mapping[str, str], group: str,
+          skip: tuple[str, ...] = ()) -> list[Row]:
+    return [Row(str(key), data_label(labels, group, str(key)), json_safe(value), fmt_value(value))
+            for key, value in data.items() if key not in skip]
+
+
+def _threshold_rows(thresholds: Mapping[str, Mapping[str, float]],
+                    labels: Mapping[str, str]) -> list[ThresholdRow]:
+    return [ThresholdRow(str(dtype), str(metric), data_label(labels, "metric", str(metric)),
+                         json_safe(value), fmt_value(value))
+            for dtype, metrics in thresholds.items() for metric, value in metrics.items()]
+
+
+def _markers(groups: tuple[FindingGroup, ...]) -> tuple[Marker, ...]:
+    marked: list[tuple[FindingView, MarkerRole]] = []
+    for group in groups:
+        marked.append((group.cause, "root" if group.cause.is_root_cause else "finding"))
+        marked.extend((symptom, "symptom") for symptom in group.symptoms)
+    return tuple(Marker(index=view.index, role=role,
+                        label=f"{view.title} — {view.location}" if view.location else view.title)
+                 for view, role in marked if view.index is not None)
