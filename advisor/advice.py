@@ -49,8 +49,19 @@ class Advice:
 
     @property
     def summary(self) -> str:
-        """The first fix, first line: what the txt report's 'Expert Advice' column shows."""
-        return self.fixes[0][1].strip().splitlines()[0] if self.fixes else self.what
+        """The first sentence of the first fix: what the txt report's 'Expert Advice' line shows."""
+        return first_sentence(self.fixes[0][1] if self.fixes else self.what)
+
+
+def first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence, ignoring stops inside `code spans`."""
+    in_code = False
+    for i, char in enumerate(text):
+        if char == "`":
+            in_code = not in_code
+        elif not in_code and (char == "。" or (char == "." and (i + 1 == len(text) or text[i + 1].isspace()))):
+            return text[: i + 1].strip()
+    return text.strip()
 
 
 def advice_dir() -> Path:

@@ -31,6 +31,7 @@ class Finding:
     kind: str                            # finding kind: the advice key in knowledge/advice
     severity: Severity
     title: dict[str, str]                # {"en": ..., "zh": ...}
+    root_cause: bool = False             # the rule names a cause, not a symptom or a note
     op: str | None = None
     index: int | None = None             # op_index (execution order) of ``op``
     op_type: str | None = None

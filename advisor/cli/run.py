@@ -1,0 +1,101 @@
+"""``advisor run``: analyse a comparison result and write the advice reports."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..advice import render_advice
+from ..diagnosis import SEVERITY_RANK, Diagnosis
+from ..errors import UsageError
+from ..facts.builder import DEFAULT_MAX_OP_FACTS
+from ..pipeline import AnalysisOptions, analyse
+from ..report import DEFAULT_FORMATS, get_reporter, write_reports
+
+DEFAULT_OUTDIR = "advisor-report"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("run", help="analyse a comparison result and write reports",
+                                   description="Analyse a comparison result (msaccucmp CSV) and write advice "
+                                               "reports.")
+    parser.add_argument("input", type=Path, help="comparison result, e.g. result_20240101120000.csv")
+    parser.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK",
+                        help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
+    parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
+    parser.add_argument("--input-nodes", default="", metavar="A;B",
+                        help="names of the network's input ops, separated by ';' (default: Data ops, "
+                             "else the first op)")
+    parser.add_argument("--threshold", action="append", default=[], metavar="[DTYPE.]METRIC=VALUE",
+                        help="override a threshold, e.g. cosine=0.995 or float16.cosine=0.98; repeatable")
+    parser.add_argument("--set", action="append", default=[], dest="params", metavar="RULE.PARAM=VALUE",
+                        help="override a rule parameter; repeatable")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
+    parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
+                        help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
+    parser.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
+                        help=f"comma-separated report formats (default: {','.join(DEFAULT_FORMATS)})")
+    parser.add_argument("--fail-on", choices=("error", "warning"),
+                        help="exit with 1 when a finding reaches this severity")
+    parser.add_argument("--comparison-format", metavar="NAME",
+                        help="force the input format instead of detecting it from the header")
+    parser.add_argument("--max-op-facts", type=int, default=DEFAULT_MAX_OP_FACTS, metavar="N",
+                        help=f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS})")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def execute(args: argparse.Namespace) -> int:
+    formats = parse_formats(args.format)
+    if args.max_op_facts < 1:
+        raise UsageError("--max-op-facts must be at least 1")
+    options = AnalysisOptions(
+        comparison=args.input, rule_packs=list(args.rules), builtin_rules=not args.no_builtin_rules,
+        input_nodes=tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()),
+        thresholds=tuple(args.threshold), params=tuple(args.params),
+        comparison_format=args.comparison_format, max_op_facts=args.max_op_facts)
+    diagnosis = analyse(options)
+    written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
+    if not args.quiet:
+        print(summary(diagnosis, args.lang, written))
+    return exit_code(diagnosis, args.fail_on)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """Checked before the analysis, so a typo fails fast instead of after reading a large input."""
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    if not formats:
+        raise UsageError(f"--format: no format given (choose from {', '.join(DEFAULT_FORMATS)})")
+    for fmt in formats:
+        get_reporter(fmt)
+    return formats
+
+
+def exit_code(diagnosis: Diagnosis, fail_on: str | None) -> int:
+    worst = diagnosis.worst_severity()
+    if fail_on and worst is not None and SEVERITY_RANK[worst] <= SEVERITY_RANK[fail_on]:
+        return 1
+    return 0
+
+
+def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
+    net = diagnosis.network
+    lines = [f"advisor {diagnosis.version}: {diagnosis.inputs.get('comparison')} "
+             f"({diagnosis.inputs.get('format')}, {net.get('rows')} rows, {net.get('ops')} ops)"]
+    root = diagnosis.root_cause
+    if root is None:
+        lines.append("Verdict: consistent - every compared tensor is within its dtype's thresholds."
+                     if net.get("consistent") else "Verdict: no root cause found.")
+    else:
+        where = f" at op {root.index} {root.op}" if root.index is not None else (f" at {root.op}" if root.op else "")
+        lines.append(f"Verdict: {root.title.get(lang, root.title['en'])}{where} "
+                     f"[{root.severity}, confidence {root.confidence:.2f}]")
+        lines.append(f"  evidence: {root.evidence.get(lang, root.evidence.get('en', ''))}")
+        lines.append(f"  fix: {render_advice(root, lang).summary}")
+    active = [f for f in diagnosis.findings if f.explained_by is None]
+    counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
+    explained = len(diagnosis.findings) - len(active)
+    lines.append(f"Findings: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)"
+                 + (f"; {explained} explained as propagation" if explained else ""))
+    lines.extend(f"Warning: {w}" for w in diagnosis.warnings)
+    lines.append("Reports: " + ", ".join(str(p) for p in written))
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""Rank findings into a Diagnosis: the root cause leads, what it explains follows as propagation."""
+
+from __future__ import annotations
+
+from ..diagnosis import SEVERITY_RANK, Finding
+
+
+def rank_key(finding: Finding, priorities: dict[str, int]) -> tuple:
+    # Severity first (an error outranks a warning wherever it is), then the earliest op (the
+    # earliest root cause explains what follows), then the rule's priority (at the same op, the more
+    # specific diagnosis, e.g. an overflow over a generic problem node), then id for stability.
+    index = finding.index if finding.index is not None else float("inf")
+    return (SEVERITY_RANK[finding.severity], not finding.root_cause, index,
+            priorities.get(finding.rule, 100), finding.id)
+
+
+def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, str]],
+                  priorities: dict[str, int]) -> tuple[Finding | None, list[Finding]]:
+    """Return (root cause, findings in report order). Marks ``explained_by`` / ``explains``.
+
+    A finding is explained when a finding ranked before it, itself unexplained, explains it; so
+    explanations never form cycles and each symptom hangs under the cause that leads."""
+    ordered = sorted(findings, key=lambda f: rank_key(f, priorities))
+    causes_of: dict[str, list[str]] = {}
+    for cause, symptom, _rule in explanations:
+        causes_of.setdefault(symptom, []).append(cause)
+    by_id = {f.id: f for f in ordered}
+    active: list[Finding] = []
+    for finding in ordered:
+        finding.explained_by = None
+        finding.explains = []
+    for finding in ordered:
+        causes = [by_id[c] for c in causes_of.get(finding.id, ()) if c in by_id]
+        leading = [c for c in causes if c in active]
+        if leading:
+            cause = leading[0] if len(leading) == 1 else min(leading, key=active.index)
+            finding.explained_by = cause.id
+            cause.explains.append(finding.id)
+        else:
+            active.append(finding)
+    root = next((f for f in active if f.root_cause), None)
+    explained = [f for f in ordered if f.explained_by is not None]
+    explained.sort(key=lambda f: (active.index(by_id[f.explained_by]), rank_key(f, priorities)))
+    return root, active + explained

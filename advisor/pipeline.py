@@ -1,0 +1,101 @@
+"""One analysis, end to end: ingest -> facts -> engine -> Diagnosis. The CLI and batch jobs call this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .diagnosis import Diagnosis, OpPoint, PackInfo, Series
+from .engine.loading import load_packs, parse_param_overrides
+from .engine.ranking import rank_findings
+from .engine.runner import run_rules
+from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
+from .facts.thresholds import Thresholds, load_thresholds
+from .ingest import read_comparison
+from .ingest.table import ComparisonTable
+
+MAX_PLOT_POINTS = 2000
+MAX_SOURCE_LINES = 50
+
+
+@dataclass
+class AnalysisOptions:
+    comparison: Path
+    rule_packs: list[Path] = field(default_factory=list)
+    builtin_rules: bool = True
+    input_nodes: tuple[str, ...] = ()
+    thresholds: tuple[str, ...] = ()          # "cosine=0.995", "float16.cosine=0.98"
+    params: tuple[str, ...] = ()              # "problem-node.min_confidence=0.7"
+    comparison_format: str | None = None
+    max_op_facts: int = DEFAULT_MAX_OP_FACTS
+
+
+def analyse(options: AnalysisOptions) -> Diagnosis:
+    # Validate everything the user controls before the (possibly large) input is read.
+    packs = load_packs(options.rule_packs, builtin=options.builtin_rules)
+    rules = [rule for pack in packs for rule in pack.rules]
+    params = parse_param_overrides(options.params, rules)
+    thresholds = load_thresholds(options.thresholds)
+    table = read_comparison(options.comparison, options.comparison_format)
+    facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts)
+    result = run_rules(rules, facts.all_facts(), params)
+    _attach_source_lines(result.findings, table)
+    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    return Diagnosis(
+        root_cause=root,
+        findings=ordered,
+        network={k: v for k, v in facts.network.items() if k not in ("id", "fact")},
+        inputs={"comparison": str(options.comparison), "format": table.format},
+        packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
+        thresholds=thresholds.as_dict(),
+        overrides={"thresholds": list(options.thresholds), "params": params,
+                   "input_nodes": list(options.input_nodes)},
+        series=_series(facts, thresholds),
+        version=__version__,
+        warnings=facts.warnings,
+    )
+
+
+def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
+    """Every finding names the source rows it came from: all rows of its op."""
+    frame = table.frame
+    for finding in findings:
+        if finding.index is None:
+            continue
+        lines = frame.loc[frame["op_index"] == finding.index, "source_line"]
+        finding.source_lines = [int(x) for x in lines.head(MAX_SOURCE_LINES)]
+
+
+def _series(facts: FactSet, thresholds: Thresholds) -> Series | None:
+    ops = facts.ops
+    if not len(ops):
+        return None
+    error_column = "out_red" if facts.error_metric == "relative_euclidean_distance" else "out_max_abs_error"
+    chosen = ops
+    if len(ops) > MAX_PLOT_POINTS:
+        # Keep the worst op of each bucket so a narrow dip never disappears from the plot.
+        bucket = ops["position"] * MAX_PLOT_POINTS // len(ops)
+        worst = ops["out_cosine"].fillna(2.0).groupby(bucket).idxmin()
+        chosen = ops.loc[worst.to_numpy()]
+    dtype = facts.network.get("compute_dtype")
+    limits = thresholds.for_dtype(dtype if dtype != "unknown" else None)
+    points = [OpPoint(index=int(i), op=str(op), cosine=_finite(c), error=_finite(e))
+              for i, op, c, e in zip(chosen.index, chosen["op"], chosen["out_cosine"],
+                                     chosen[error_column] if facts.error_metric else [np.nan] * len(chosen),
+                                     strict=True)]
+    return Series(points=points, error_metric=facts.error_metric or "max_abs_error",
+                  cosine_threshold=limits["cosine"],
+                  error_threshold=limits["relative_euclidean_distance"]
+                  if facts.error_metric == "relative_euclidean_distance" else None,
+                  total_ops=len(ops))
+
+
+def _finite(value: object) -> float | None:
+    if value is None or pd.isna(value):
+        return None
+    number = float(value)
+    return number if np.isfinite(number) else None
