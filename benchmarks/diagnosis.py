@@ -1,0 +1,458 @@
+"""Diagnosis accuracy of the advisor on a labelled scenario corpus.
+
+``python -m benchmarks.diagnosis [--corpus DIR | --generate DIR] [--seed N] [--only FAMILY...]
+[--json OUT] [--fail-under PCT]``
+
+Runs the advisor in-process (``advisor.pipeline.analyse``) on every scenario's
+``result_<timestamp>.csv`` and compares its root cause with the scenario's ``label.json``. Prints
+one row per family: scenarios, root-cause kind right, op right (name *and* index match the label),
+the currently supported answer for families whose own diagnosis is a later capability, false
+alarms on clean runs and accuracy; then every miss with label vs got.
+
+What counts as correct, per scenario:
+
+* clean (label kind ``consistent``): no root cause and no active (unexplained) error or warning
+  finding; anything else is a false alarm;
+* a kind the advisor diagnoses today (``advisor.diagnosis.ROOT_CAUSE_KINDS``): root-cause kind,
+  op and index all match the label;
+* a kind that needs a later capability (``LATER_CAPABILITY``): the supported answer listed there,
+  at the labelled op and index. The preprocessing kinds need tensor evidence from the dumps, so
+  today's answer is ``input_mismatch`` at the Data op; quantisation kinds are answered today as a
+  ``problem_node`` at the quantised op. These rows are shown as "later capability", never hidden.
+
+Without ``--corpus``/``--generate`` the committed corpus ``tests/data/scenarios`` is measured.
+``--generate DIR`` first runs the scenario generator (needs torch and the network wheels, see
+``benchmarks/scenarios/README.md``) into DIR without dumps or ONNX, then measures exactly the
+scenarios it generated. It is a measurement, not a test: exit 0 whatever the accuracy, 1 only
+when ``--fail-under`` is given and the overall accuracy (percent) is below it, 2 on usage errors
+or an unreadable corpus, 3 when generated scenarios fail the generator's own self-check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.diagnosis import ROOT_CAUSE_KINDS, Diagnosis
+from advisor.pipeline import AnalysisOptions, analyse
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED_CORPUS = REPO / "tests" / "data" / "scenarios"
+
+CONSISTENT = "consistent"
+#: Label kinds the advisor cannot name yet -> the answer it supports today (at the labelled op).
+LATER_CAPABILITY: dict[str, str] = {
+    "rgb_bgr_swap": "input_mismatch",
+    "duplicate_normalization": "input_mismatch",
+    "layout_nchw_nhwc": "input_mismatch",
+    "quant_per_tensor": "problem_node",
+    "quant_symmetric": "problem_node",
+}
+#: Why each later-capability kind is not diagnosed yet (shown in the table's legend).
+LATER_REASON: dict[str, str] = {
+    "rgb_bgr_swap": "needs tensor evidence from the dumps",
+    "duplicate_normalization": "needs tensor evidence from the dumps",
+    "layout_nchw_nhwc": "needs tensor evidence from the dumps",
+    "quant_per_tensor": "quantisation diagnosis",
+    "quant_symmetric": "quantisation diagnosis",
+}
+_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *LATER_CAPABILITY)
+
+
+class CorpusError(Exception):
+    """The corpus cannot be measured (missing or unreadable scenario files)."""
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    family: str
+    label_kind: str
+    label_op: str | None
+    label_index: int | None
+    got_kind: str                        # root-cause kind, "consistent" when none, "error" on a crash
+    got_op: str | None
+    got_index: int | None
+    got_severity: str | None
+    status: str                          # "supported" | "later capability"
+    supported_answer: str | None         # what counts as correct for a later-capability kind
+    kind_right: bool                     # the label's own kind (never true for a later capability)
+    op_right: bool | None                # op and index match (None for clean scenarios)
+    supported_right: bool | None         # later capability: supported answer at the right op
+    false_alarm: bool | None             # clean scenarios only
+    correct: bool
+    active: list[str] = field(default_factory=list)    # unexplained findings: "rule severity op@index"
+    error: str | None = None             # the advisor raised on this scenario
+
+    @property
+    def got(self) -> str:
+        if self.error:
+            return f"error: {self.error}"
+        if self.got_kind == CONSISTENT:
+            return CONSISTENT
+        return f"{self.got_kind} {_at(self.got_op, self.got_index)} ({self.got_severity})"
+
+    @property
+    def label(self) -> str:
+        return self.label_kind if self.label_kind == CONSISTENT else f"{self.label_kind} " \
+            f"{_at(self.label_op, self.label_index)}"
+
+
+@dataclass
+class FamilyRow:
+    family: str
+    kind: str
+    status: str
+    scenarios: int
+    kind_right: int
+    op_right: int | None                 # None for clean families (no op to find)
+    supported_answer: str | None
+    supported_right: int | None
+    false_alarms: int | None             # None for non-clean families
+    correct: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.scenarios if self.scenarios else 0.0
+
+
+@dataclass
+class BenchmarkResult:
+    corpus: str
+    scenarios: list[ScenarioResult]
+    families: list[FamilyRow]
+    seconds: float
+    seed: int | None = None
+
+    @property
+    def misses(self) -> list[ScenarioResult]:
+        return [s for s in self.scenarios if not s.correct]
+
+    def summary(self) -> dict[str, Any]:
+        def ratio(items: list[ScenarioResult], key) -> dict[str, Any]:
+            hits = sum(1 for s in items if key(s))
+            return {"correct": hits, "total": len(items),
+                    "accuracy": round(hits / len(items), 6) if items else None}
+        supported = [s for s in self.scenarios if s.status == "supported"]
+        later = [s for s in self.scenarios if s.status != "supported"]
+        clean = [s for s in self.scenarios if s.label_kind == CONSISTENT]
+        return {
+            "overall": ratio(self.scenarios, lambda s: s.correct),
+            "supported_families": ratio(supported, lambda s: s.correct),
+            "later_capability_supported_answer": ratio(later, lambda s: s.correct),
+            "exact_label": ratio(self.scenarios, lambda s: s.kind_right and s.op_right is not False),
+            "false_alarms_on_clean": {"count": sum(1 for s in clean if s.false_alarm), "clean": len(clean)},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus, "seed": self.seed, "seconds": round(self.seconds, 3),
+            "summary": self.summary(),
+            "families": [{**asdict(f), "accuracy": round(f.accuracy, 6)} for f in self.families],
+            "scenarios": [{**asdict(s), "label": s.label, "got": s.got} for s in self.scenarios],
+        }
+
+
+def _at(op: str | None, index: int | None) -> str:
+    return f"{op}@{index}" if op is not None or index is not None else "(no op)"
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+def find_scenarios(corpus: Path, families: Iterable[str] | None = None) -> list[Path]:
+    """Scenario directories (those holding a label.json) under ``corpus``, sorted by name."""
+    if not corpus.is_dir():
+        raise CorpusError(f"{corpus}: not a directory")
+    directories = sorted(p.parent for p in corpus.glob("*/label.json"))
+    if families:
+        wanted = set(families)
+        directories = [d for d in directories if _read_label(d)["family"] in wanted]
+    if not directories:
+        raise CorpusError(f"{corpus}: no scenario directories (*/label.json)")
+    return directories
+
+
+def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = None,
+                    small: bool = False, log=None) -> tuple[list[Path], list[str]]:
+    """Run the scenario generator into ``out`` (no dumps, no ONNX): (directories, self-check problems).
+
+    Uses the generator's own API (``catalog.select`` + ``scenario.generate``), so the corpus is
+    exactly what ``python -m benchmarks.scenarios --out DIR --seed N --dumps none --onnx-max-kb 0``
+    writes. Needs torch and the network wheels.
+    """
+    from benchmarks.scenarios.catalog import select
+    from benchmarks.scenarios.scenario import generate
+
+    try:
+        specs = select(list(families) if families else None, small, seed)
+    except KeyError as exc:             # an unknown family
+        raise CorpusError(exc.args[0]) from None
+    directories: list[Path] = []
+    problems: list[str] = []
+    for spec in specs:
+        generated = generate(spec, out, dumps_kept="none", onnx_max_bytes=0)
+        directories.append(generated.directory)
+        problems.extend(f"{spec.name}: {p}" for p in generated.problems)
+        if log:
+            log(f"generated {spec.name}{' (SELF-CHECK FAILED)' if generated.problems else ''}")
+    return directories, problems
+
+
+def _read_label(directory: Path) -> dict[str, Any]:
+    path = directory / "label.json"
+    try:
+        label = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"{path}: {exc}") from None
+    missing = [k for k in ("family", "kind", "op", "index") if k not in label]
+    if missing:
+        raise CorpusError(f"{path}: missing {', '.join(missing)}")
+    return label
+
+
+def _result_csv(directory: Path) -> Path:
+    found = sorted(directory.glob("result_*.csv"))
+    if len(found) != 1:
+        raise CorpusError(f"{directory}: expected one result_*.csv, found {len(found)}")
+    return found[0]
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: str | None = None
+          ) -> ScenarioResult:
+    """Compare one diagnosis (None when the advisor raised) with its label."""
+    kind, op, index = label["kind"], label["op"], label["index"]
+    root = diagnosis.root_cause if diagnosis is not None else None
+    active = [f for f in diagnosis.findings if f.explained_by is None] if diagnosis is not None else []
+    if error is not None:
+        got_kind, got_op, got_index, got_severity = "error", None, None, None
+    elif root is None:
+        got_kind, got_op, got_index, got_severity = CONSISTENT, None, None, None
+    else:
+        got_kind, got_op, got_index, got_severity = root.kind, root.op, root.index, root.severity
+    supported_answer = LATER_CAPABILITY.get(kind) if kind not in (CONSISTENT, *ROOT_CAUSE_KINDS) else None
+    status = "supported" if kind in (CONSISTENT, *ROOT_CAUSE_KINDS) else "later capability"
+    kind_right = got_kind == kind
+    op_right = supported_right = false_alarm = None
+    if kind == CONSISTENT:
+        false_alarm = error is not None or root is not None or any(
+            f.severity in ("error", "warning") for f in active)
+        correct = not false_alarm
+    else:
+        op_right = error is None and got_op == op and got_index == index
+        if status == "supported":
+            correct = kind_right and op_right
+        else:
+            supported_right = supported_answer is not None and got_kind == supported_answer and op_right
+            correct = supported_right
+    return ScenarioResult(
+        name=name, family=label["family"], label_kind=kind, label_op=op, label_index=index,
+        got_kind=got_kind, got_op=got_op, got_index=got_index, got_severity=got_severity,
+        status=status, supported_answer=supported_answer, kind_right=kind_right, op_right=op_right,
+        supported_right=supported_right, false_alarm=false_alarm, correct=correct,
+        active=[f"{f.rule} {f.severity} {_at(f.op, f.index)}" for f in active], error=error)
+
+
+def analyse_scenario(directory: Path) -> ScenarioResult:
+    label = _read_label(directory)
+    csv = _result_csv(directory)
+    try:
+        diagnosis = analyse(AnalysisOptions(comparison=csv))
+    except Exception as exc:  # noqa: BLE001 - a crash on a scenario is a measured miss, not a benchmark bug
+        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}")
+    return score(directory.name, label, diagnosis)
+
+
+def summarise_families(results: list[ScenarioResult]) -> list[FamilyRow]:
+    by_family: dict[str, list[ScenarioResult]] = {}
+    for result in results:
+        by_family.setdefault(result.family, []).append(result)
+    rows = []
+    for family, items in by_family.items():
+        kind = items[0].label_kind
+        clean = kind == CONSISTENT
+        later = items[0].status != "supported"
+        rows.append(FamilyRow(
+            family=family, kind=kind, status=items[0].status, scenarios=len(items),
+            kind_right=sum(s.kind_right for s in items),
+            op_right=None if clean else sum(bool(s.op_right) for s in items),
+            supported_answer=items[0].supported_answer if later else None,
+            supported_right=sum(bool(s.supported_right) for s in items) if later else None,
+            false_alarms=sum(bool(s.false_alarm) for s in items) if clean else None,
+            correct=sum(s.correct for s in items)))
+    rank = {k: i for i, k in enumerate(_KIND_ORDER)}
+    rows.sort(key=lambda r: (r.status != "supported", rank.get(r.kind, len(rank)), r.family))
+    return rows
+
+
+def run_benchmark(directories: Iterable[Path], corpus: str = "", seed: int | None = None) -> BenchmarkResult:
+    """The core: analyse every scenario directory and score it against its label."""
+    started = time.perf_counter()
+    results = [analyse_scenario(d) for d in directories]
+    return BenchmarkResult(corpus=corpus, scenarios=results, families=summarise_families(results),
+                           seconds=time.perf_counter() - started, seed=seed)
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+COLUMNS = ("family", "status", "scenarios", "kind right", "op right", "supported answer",
+           "false alarms", "accuracy")
+
+
+def _frac(hits: int | None, total: int) -> str:
+    return "-" if hits is None else f"{hits}/{total}"
+
+
+def _pct(hits: int, total: int) -> str:
+    return f"{100 * hits / total:.1f}%" if total else "-"
+
+
+def table_rows(bench: BenchmarkResult) -> list[tuple[str, ...]]:
+    rows = []
+    for f in bench.families:
+        supported = "-" if f.supported_answer is None else f"{f.supported_answer} {f.supported_right}/{f.scenarios}"
+        rows.append((f.family, f.status, str(f.scenarios), _frac(f.kind_right, f.scenarios),
+                     _frac(f.op_right, f.scenarios), supported, _frac(f.false_alarms, f.scenarios),
+                     _pct(f.correct, f.scenarios)))
+    return rows
+
+
+def format_table(bench: BenchmarkResult) -> str:
+    rows = [COLUMNS, *table_rows(bench)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    numeric = {2, 3, 4, 6, 7}
+
+    def line(row: Sequence[str]) -> str:
+        cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    out = [line(rows[0]), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows[1:]]
+    s = bench.summary()
+    out.append("")
+
+    def total(title: str, entry: dict[str, Any]) -> str:
+        return f"{title:44} {entry['correct']:>3}/{entry['total']:<3} {_pct(entry['correct'], entry['total']):>6}"
+
+    out.append(total("overall accuracy (supported answers)", s["overall"]))
+    out.append(total("  supported families", s["supported_families"]))
+    later = s["later_capability_supported_answer"]
+    if later["total"]:
+        out.append(total("  later-capability families (supported answer)", later))
+    out.append(total("exact label (kind and op as labelled)", s["exact_label"]))
+    alarms = s["false_alarms_on_clean"]
+    out.append(f"{'false alarms on clean runs':44} {alarms['count']:>3}/{alarms['clean']:<3}")
+    later_kinds = sorted({r.kind for r in bench.families if r.status != "supported"})
+    for kind in later_kinds:
+        out.append(f"later capability: {kind} ({LATER_REASON.get(kind, 'not diagnosed yet')}); "
+                   f"supported answer today: {LATER_CAPABILITY.get(kind) or 'none'} at the labelled op")
+    return "\n".join(out)
+
+
+def format_misses(bench: BenchmarkResult) -> str:
+    misses = bench.misses
+    if not misses:
+        return "misses: none"
+    width = max(len(s.name) for s in misses)
+    out = [f"misses ({len(misses)}):"]
+    for s in misses:
+        expected = s.label + (f" [supported answer: {s.supported_answer}]" if s.supported_answer else "")
+        out.append(f"  {s.name:{width}}  label: {expected}")
+        out.append(f"  {'':{width}}  got:   {s.got}")
+        if s.label_kind == CONSISTENT and s.active:
+            out.append(f"  {'':{width}}  active findings: {'; '.join(s.active)}")
+    return "\n".join(out)
+
+
+def format_later(bench: BenchmarkResult) -> str:
+    later = [s for s in bench.scenarios if s.status != "supported" and s.correct]
+    if not later:
+        return ""
+    width = max(len(s.name) for s in later)
+    out = [f"later capability, supported answer reached ({len(later)}):"]
+    out += [f"  {s.name:{width}}  label: {s.label}  got: {s.got}" for s in later]
+    return "\n".join(out)
+
+
+def format_report(bench: BenchmarkResult) -> str:
+    seed = f", seed {bench.seed}" if bench.seed is not None else ""
+    head = (f"Diagnosis benchmark: {len(bench.scenarios)} scenarios from {bench.corpus}{seed} "
+            f"({bench.seconds:.1f}s)")
+    parts = [head, "", format_table(bench), "", format_misses(bench)]
+    later = format_later(bench)
+    if later:
+        parts += ["", later]
+    return "\n".join(parts)
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.diagnosis",
+                                     description="Diagnosis accuracy of the advisor on a labelled scenario corpus.")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--corpus", type=Path, metavar="DIR",
+                        help=f"measure an existing corpus (default: {COMMITTED_CORPUS.relative_to(REPO)})")
+    source.add_argument("--generate", type=Path, metavar="DIR",
+                        help="generate the scenario corpus into DIR first (needs torch), then measure it")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="with --generate: added to every scenario's seed (default 0)")
+    parser.add_argument("--only", nargs="+", metavar="FAMILY", help="only these scenario families")
+    parser.add_argument("--small", action="store_true", help="with --generate: only the committed test subset")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the full result as JSON to OUT")
+    parser.add_argument("--fail-under", type=float, metavar="PCT",
+                        help="exit 1 when the overall accuracy is below PCT percent (0-100)")
+    args = parser.parse_args(argv)
+    if args.generate is None and (args.seed is not None or args.small):
+        parser.error("--seed and --small need --generate")
+    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
+        parser.error("--fail-under takes a percentage between 0 and 100")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    problems: list[str] = []
+    try:
+        if args.generate is not None:
+            seed = args.seed or 0
+            started = time.perf_counter()
+            directories, problems = generate_corpus(args.generate, seed, args.only, args.small)
+            print(f"generated {len(directories)} scenarios into {args.generate} "
+                  f"in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+            corpus, bench_seed = str(args.generate), seed
+        else:
+            root = args.corpus if args.corpus is not None else COMMITTED_CORPUS
+            directories = find_scenarios(root, args.only)
+            corpus, bench_seed = str(root), None
+        if not directories:
+            raise CorpusError("no scenarios selected")
+        bench = run_benchmark(directories, corpus=corpus, seed=bench_seed)
+    except CorpusError as exc:
+        print(f"benchmarks.diagnosis: {exc}", file=sys.stderr)
+        return 2
+    print(format_report(bench))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(bench.to_dict(), indent=2) + "\n", encoding="utf-8")
+    if problems:
+        print("generated scenarios failed their self-check (labels untrustworthy):", *problems,
+              sep="\n  ", file=sys.stderr)
+        return 3
+    overall = bench.summary()["overall"]
+    if args.fail_under is not None and 100 * (overall["accuracy"] or 0) < args.fail_under:
+        print(f"overall accuracy {100 * overall['accuracy']:.1f}% is below --fail-under {args.fail_under:g}%",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Shared fixtures: where the committed scenarios and the example live, and a helper to run the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "tests" / "data" / "scenarios"
+EXAMPLE = REPO / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
+
+
+def scenario_dirs() -> list[Path]:
+    return sorted(p for p in SCENARIOS.iterdir() if (p / "label.json").is_file())
+
+
+def scenario_csv(directory: Path) -> Path:
+    (csv,) = directory.glob("result_*.csv")
+    return csv
+
+
+def scenario_label(directory: Path) -> dict:
+    return json.loads((directory / "label.json").read_text(encoding="utf-8"))
+
+
+@dataclass
+class CliRun:
+    code: int
+    out: str
+    err: str
+    outdir: Path
+
+    def report(self) -> dict:
+        return json.loads((self.outdir / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """run_cli(*args) runs `advisor run ARGS -o <tmp>/out` in-process and returns a CliRun."""
+
+    def run(*args: str, command: str = "run") -> CliRun:
+        outdir = tmp_path / "out"
+        argv = [command, *map(str, args)]
+        if command == "run" and "-o" not in argv:
+            argv += ["-o", str(outdir)]
+        code = main(argv)
+        captured = capsys.readouterr()
+        return CliRun(code, captured.out, captured.err, outdir)
+
+    return run

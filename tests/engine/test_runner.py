@@ -1,0 +1,80 @@
+"""The engine around durable_rules: the traps DESIGN.md lists, each pinned by a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.engine.packs import load_pack
+from advisor.engine.runner import encode_facts, run_rules
+from advisor.errors import EngineError
+
+from .test_pack_validation import GOOD_RULE, make_pack
+
+
+@pytest.fixture
+def pow_rule(tmp_path: Path):
+    return load_pack(make_pack(tmp_path)).rules[0]
+
+
+POW = {"fact": "op", "id": "op:1", "index": 1, "op": "Pow_1", "op_type": "Pow", "dtype": "float16"}
+
+
+def test_facts_no_rule_matches_do_not_lose_the_batch(pow_rule):
+    # Without a catch-all rule, durable_rules raises MessageNotHandledException for the network
+    # fact and drops the actions of the whole batch.
+    facts = [{"fact": "network", "id": "network", "ops": 3}, POW,
+             {"fact": "op", "id": "op:2", "index": 2, "op": "Add_2", "op_type": "Add"}]
+    result = run_rules([pow_rule], facts)
+    assert [f.op for f in result.findings] == ["Pow_1"]
+
+
+@pytest.mark.parametrize("value", [1e-5, 1e-300, 1e16, 1e20, float("inf"), float("-inf"), 0.0, -2.5e-7])
+def test_numbers_durable_rules_cannot_parse_are_encoded_positionally(pow_rule, value):
+    # durable_rules' C parser segfaults or hangs on 1e-05 / 1e+16 (what json.dumps writes).
+    assert "e" not in encode_facts([{"v": value}]).replace("true", "").lower()
+    result = run_rules([pow_rule], [{**POW, "out_kl": value}])
+    assert len(result.findings) == 1
+
+
+def test_evidence_shows_the_original_numbers_not_the_encoded_ones(tmp_path):
+    rule_text = GOOD_RULE.replace('"{{ m.op }} is a Pow in FP16"', '"kl {{ m.out_kl | num }}"')
+    rule = load_pack(make_pack(tmp_path, rule_text)).rules[0]
+    (finding,) = run_rules([rule], [{**POW, "out_kl": float("inf")}]).findings
+    assert finding.evidence["en"] == "kl inf"
+
+
+def test_two_runs_in_one_process_never_see_each_others_facts(pow_rule):
+    assert len(run_rules([pow_rule], [POW]).findings) == 1
+    assert run_rules([pow_rule], [{**POW, "dtype": "float32"}]).findings == []
+    # Same rule, same fact again: a fresh ruleset, so no MessageObservedException either.
+    assert len(run_rules([pow_rule], [POW]).findings) == 1
+
+
+def test_an_exception_inside_an_action_fails_the_run_naming_the_rule(tmp_path):
+    rule_text = GOOD_RULE.replace('"{{ m.op }} is a Pow in FP16"', '"{{ 1 // 0 }}"')
+    rule = load_pack(make_pack(tmp_path, rule_text)).rules[0]
+    with pytest.raises(EngineError, match="rule 'pow-in-fp16'.*ZeroDivisionError"):
+        run_rules([rule], [POW])
+
+
+def test_findings_become_facts_that_other_rules_explain():
+    core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
+    rules = {r.id: r for r in core.rules}
+    facts = [{"fact": "network", "id": "network", "output_deviates": True, "output_known": True},
+             {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "overflow_enters": True, "error_enters": True,
+              "output_deviates": True, "entry_confidence": 0.9}]
+    result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules["root-cause-explains-downstream"]],
+                       facts)
+    assert {f.id for f in result.findings} == {"fp16-overflow@4", "problem-node@4"}
+    assert result.explanations == [("fp16-overflow@4", "problem-node@4", "root-cause-explains-downstream")]
+
+
+def test_parameters_can_be_overridden_per_run():
+    core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
+    rule = next(r for r in core.rules if r.id == "problem-node")
+    facts = [{"fact": "network", "id": "network", "output_deviates": True},
+             {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "error_enters": True, "entry_confidence": 0.6}]
+    assert len(run_rules([rule], facts).findings) == 1
+    assert run_rules([rule], facts, {"problem-node": {"min_confidence": 0.7}}).findings == []

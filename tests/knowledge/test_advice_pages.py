@@ -1,0 +1,71 @@
+"""Advice pages: one per finding kind, the same sections in English and Chinese, renderable."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.advice import BACKENDS, first_sentence, known_kinds, load_page, render_advice
+from advisor.diagnosis import Finding
+from advisor.engine.loading import load_packs
+from advisor.facts.catalogs import load_catalog, op_type_of_name
+from advisor.facts.thresholds import load_thresholds
+
+KINDS = known_kinds()
+
+
+def sample_finding(kind: str, values: dict | None = None) -> Finding:
+    return Finding(id="x@3", rule="x", pack="core", kind=kind, severity="error",
+                   title={"en": "t", "zh": "t"}, op="LayerNorm_3/Pow", index=3, op_type="Pow",
+                   values=values or {})
+
+
+def test_every_emitted_kind_has_an_advice_page():
+    emitted = {rule.emit.kind for pack in load_packs() for rule in pack.rules if rule.emit}
+    assert emitted <= set(KINDS)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("values", [{}, {"keep_fp32": "Pow_12,ReduceMean_13", "golden_ops": "Conv_1,Relu_2",
+                                          "downstream_deviating": 12, "output_cosine": 0.9991}])
+def test_advice_renders_with_and_without_optional_values(kind, lang, values):
+    advice = render_advice(sample_finding(kind, values), lang)
+    assert advice.what and advice.why and advice.confirm and advice.references
+    assert advice.fixes and all(text for _, text in advice.fixes)
+    assert {label for label, _ in advice.fixes} <= {b[lang] for b in BACKENDS.values()}
+    assert advice.summary and len(advice.summary) <= len(advice.fixes[0][1])
+
+
+def test_fp16_overflow_advice_names_the_ops_to_keep_in_fp32():
+    advice = render_advice(sample_finding("fp16_overflow", {"keep_fp32": "Pow_12,ReduceMean_13"}), "en")
+    ascend = dict(advice.fixes)["Ascend (ATC / torch_npu)"]
+    assert "Pow_12,ReduceMean_13" in ascend and "--keep_dtype" in ascend
+    onnx = dict(advice.fixes)["ONNX Runtime"]
+    assert 'node_block_list=["Pow_12", "ReduceMean_13"]' in onnx
+
+
+def test_chinese_pages_are_in_chinese():
+    for kind in KINDS:
+        page = load_page(kind)
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in page["zh"]["what"]), kind
+
+
+def test_first_sentence_ignores_full_stops_inside_code():
+    assert first_sentence("Run `a.b.c` now. Then more.") == "Run `a.b.c` now."
+    assert first_sentence("先这样。再那样。") == "先这样。"
+    assert first_sentence("no stop at all") == "no stop at all"
+
+
+def test_thresholds_are_stricter_for_wider_dtypes():
+    t = load_thresholds()
+    assert t.for_dtype("float32")["cosine"] > t.for_dtype("float16")["cosine"] > t.for_dtype("int8")["cosine"]
+    assert t.for_dtype("bfloat16")["relative_euclidean_distance"] > t.for_dtype("float16")[
+        "relative_euclidean_distance"]
+    assert t.for_dtype("complex64") == t.for_dtype("default")
+
+
+def test_fp16_sensitive_catalog_covers_the_classic_overflow_ops():
+    catalog = load_catalog("fp16_sensitive")
+    assert {"pow", "reducemean", "exp", "sqrt", "rsqrt", "softmax", "layernorm"} <= set(catalog)
+    assert op_type_of_name("Pow_12") == "Pow"
+    assert op_type_of_name("model/layer_1/ReduceMean") == "ReduceMean"
