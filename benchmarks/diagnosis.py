@@ -186,8 +186,12 @@ def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = N
     exactly what ``python -m benchmarks.scenarios --out DIR --seed N --dumps none --onnx-max-kb 0``
     writes. Needs torch and the network wheels.
     """
-    from benchmarks.scenarios.catalog import select
-    from benchmarks.scenarios.scenario import generate
+    try:
+        from benchmarks.scenarios.catalog import select
+        from benchmarks.scenarios.scenario import generate
+    except ImportError as exc:
+        raise CorpusError(f"--generate needs the scenario generator's dependencies ({exc}); "
+                          f"see benchmarks/scenarios/README.md") from None
 
     try:
         specs = select(list(families) if families else None, small, seed)
@@ -330,7 +334,7 @@ def format_table(bench: BenchmarkResult) -> str:
     numeric = {2, 3, 4, 6, 7}
 
     def line(row: Sequence[str]) -> str:
-        cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         return "  ".join(cells).rstrip()
 
     out = [line(rows[0]), "  ".join("-" * w for w in widths)]
@@ -339,7 +343,7 @@ def format_table(bench: BenchmarkResult) -> str:
     out.append("")
 
     def total(title: str, entry: dict[str, Any]) -> str:
-        return f"{title:44} {entry['correct']:>3}/{entry['total']:<3} {_pct(entry['correct'], entry['total']):>6}"
+        return f"{title:48} {entry['correct']:>3}/{entry['total']:<3} {_pct(entry['correct'], entry['total']):>6}"
 
     out.append(total("overall accuracy (supported answers)", s["overall"]))
     out.append(total("  supported families", s["supported_families"]))
@@ -348,11 +352,17 @@ def format_table(bench: BenchmarkResult) -> str:
         out.append(total("  later-capability families (supported answer)", later))
     out.append(total("exact label (kind and op as labelled)", s["exact_label"]))
     alarms = s["false_alarms_on_clean"]
-    out.append(f"{'false alarms on clean runs':44} {alarms['count']:>3}/{alarms['clean']:<3}")
-    later_kinds = sorted({r.kind for r in bench.families if r.status != "supported"})
-    for kind in later_kinds:
-        out.append(f"later capability: {kind} ({LATER_REASON.get(kind, 'not diagnosed yet')}); "
-                   f"supported answer today: {LATER_CAPABILITY.get(kind) or 'none'} at the labelled op")
+    out.append(f"{'false alarms on clean runs':48} {alarms['count']:>3}/{alarms['clean']}")
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in bench.families:
+        if row.status != "supported":
+            key = (LATER_REASON.get(row.kind, "not diagnosed yet"), LATER_CAPABILITY.get(row.kind) or "none")
+            groups.setdefault(key, [])
+            if row.kind not in groups[key]:
+                groups[key].append(row.kind)
+    for (reason, answer), kinds in groups.items():
+        out.append(f"later capability: {', '.join(kinds)} ({reason}); "
+                   f"supported answer today: {answer} at the labelled op")
     return "\n".join(out)
 
 

@@ -7,6 +7,7 @@ usage (one line on stderr naming the file and the problem), 3 an internal error 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AdvisorError as exc:
         print(f"advisor: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader of our output went away (`advisor rules list | head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)
         return 130

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from ..advice import render_advice
@@ -56,7 +58,10 @@ def execute(args: argparse.Namespace) -> int:
     diagnosis = analyse(options)
     written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
     if not args.quiet:
-        print(summary(diagnosis, args.lang, written))
+        try:
+            print(summary(diagnosis, args.lang, written), flush=True)
+        except BrokenPipeError:  # `advisor run ... | head`: the reports are written, the exit code stands
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return exit_code(diagnosis, args.fail_on)
 
 

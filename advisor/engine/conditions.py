@@ -9,8 +9,18 @@ A pattern matches one fact::
     keep_fp32: {exists: true}     # presence                     -> $ex / $nex
     index: {gte: $cause.index}    # a field of an earlier pattern (joins)
     local_drop: {gt: ${min_drop}} # a named parameter of the rule
-    any: [{...}, {...}]           # nested groups                -> $or / $and
+    any: [{...}, {...}]           # nested groups: at least one / every one holds
     all: [{...}, {...}]
+
+durable_rules 2.0.28 has defects around join references (a comparison with a field of an earlier
+pattern), pinned by tests in tests/engine:
+* beside an ``$or`` it silently drops alternatives. So we never emit ``$or``: ``any`` and ``in`` are
+  expanded here into disjunctive normal form, and a rule with alternatives becomes several durable
+  rules that share one action (findings and explanations are deduplicated);
+* an ordering join (gt, gte, lt, lte, ne against an earlier field) inside an ``$and`` makes it read
+  past a buffer and crash the process later. Those comparisons become ``Guard``s checked on the
+  matched facts before the action runs; durable_rules still matches every literal term and
+  equality join.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from ..facts.schema import BOOL, FACT_FIELDS, NUMBER, STRING
 
 OPERATORS = {"eq": "$eq", "ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte",
              "in": None, "exists": None}
-GROUPS = {"all": "$and", "any": "$or"}
+GROUPS = ("all", "any")
 RESERVED = {"fact", "as"}
 _REF = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
 _PARAM = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -55,40 +65,55 @@ class PatternCompiler:
     def _problem(self, message: str, node: Any, key: str | None) -> None:
         self.problems.append(ConditionProblem(message, node, key))
 
-    def pattern(self, node: Any, alias: str) -> dict[str, Any] | None:
+    def pattern(self, node: Any, alias: str) -> list[tuple[dict[str, Any], list[Guard]]]:
+        """The pattern as alternatives (disjunctive normal form): for each, the durable_rules
+        condition (a plain ``$and``) and the join comparisons left to ``Guard``s (see module doc)."""
         if not isinstance(node, dict):
             self._problem("a pattern must be a mapping", node, None)
-            return None
+            return []
         kind = node.get("fact")
         if kind not in FACT_FIELDS:
             message = (f"unknown fact kind '{kind}'{suggest(str(kind), list(FACT_FIELDS))}; "
                        f"known: {', '.join(FACT_FIELDS)}" if kind is not None
                        else "each pattern names its fact kind: 'fact: network|op|finding'")
             self._problem(message, node, "fact")
-            return None
-        terms = [{"fact": kind}] + self._terms(node, kind, skip_reserved=True)
+            return []
+        compiled = []
+        for terms in self._alternatives(node, kind, skip_reserved=True):
+            guards = [Guard.of(alias, term) for term in terms if _is_ordering_join(term)]
+            kept = [term for term in terms if not _is_ordering_join(term)]
+            if sum(_is_join(term) for term in kept) > 1:
+                self._problem("a pattern may require equality with at most one field of an earlier pattern "
+                              "(durable_rules 2.0.28 misbehaves with more); split the rule with 'any'", node, None)
+            compiled.append(({"$and": [{"fact": kind}, *kept]}, guards))
         self.aliases[alias] = kind
-        return {"$and": _groups_last(terms)}
+        return compiled
 
-    def _terms(self, node: dict[str, Any], kind: str, skip_reserved: bool = False) -> list[dict[str, Any]]:
-        terms = []
+    def _alternatives(self, node: dict[str, Any], kind: str, skip_reserved: bool = False) -> list[list[dict]]:
+        """Every key of ``node`` must hold; ``any`` / ``in`` multiply the alternatives."""
+        alternatives: list[list[dict]] = [[]]
         for key, value in node.items():
             if skip_reserved and key in RESERVED:
                 continue
             if key in GROUPS:
                 if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
-                    self._problem(f"'{key}' takes a non-empty list of mappings",
-                                                          node, key)
+                    self._problem(f"'{key}' takes a non-empty list of mappings", node, key)
                     continue
-                groups = [{"$and": _groups_last(self._terms(item, kind))} for item in value]
-                terms.append({GROUPS[key]: groups})
-                continue
-            term = self._field(node, key, value, kind)
-            if term is not None:
-                terms.append(term)
-        return terms
+                parts = [self._alternatives(item, kind) for item in value]
+                if key == "any":
+                    options = [alt for part in parts for alt in part]
+                else:
+                    options = [[]]
+                    for part in parts:
+                        options = [a + b for a in options for b in part]
+            else:
+                options = self._field(node, key, value, kind)
+                if options is None:
+                    continue
+            alternatives = [a + b for a in alternatives for b in options]
+        return alternatives
 
-    def _field(self, node: dict[str, Any], name: str, spec: Any, kind: str) -> dict[str, Any] | None:
+    def _field(self, node: dict[str, Any], name: str, spec: Any, kind: str) -> list[list[dict]] | None:
         fields = FACT_FIELDS[kind]
         if name not in fields:
             hint = suggest(name, list(fields) + list(GROUPS))
@@ -111,15 +136,15 @@ class PatternCompiler:
             if not isinstance(operand, bool):
                 self._problem(f"'{name}: {{exists: ...}}' takes true or false", node, name)
                 return None
-            return {"$ex" if operand else "$nex": {name: 1}}
+            return [[{"$ex" if operand else "$nex": {name: 1}}]]
         if op == "in":
             if not isinstance(operand, list) or not operand:
                 self._problem(f"'{name}: {{in: ...}}' takes a non-empty list", node, name)
                 return None
             values = [self._operand(node, name, item, field_type, "in") for item in operand]
-            return {"$or": [{name: v} for v in values]}
+            return [[{name: v}] for v in values]
         value = self._operand(node, name, operand, field_type, op)
-        return {name: value} if op == "eq" else {OPERATORS[op]: {name: value}}
+        return [[{name: value} if op == "eq" else {OPERATORS[op]: {name: value}}]]
 
     def _operand(self, node: dict[str, Any], name: str, operand: Any, field_type: str, op: str) -> Any:
         if isinstance(operand, str) and (ref := _REF.match(operand)):
@@ -165,9 +190,54 @@ class PatternCompiler:
         return operand
 
 
+def _is_join(term: dict[str, Any]) -> bool:
+    """A term comparing with a field of an earlier pattern: {field: {alias: field}} or {$op: {...}}."""
+    (key, value), = term.items()
+    if key.startswith("$") and key not in ("$ex", "$nex"):
+        (_, value), = value.items()
+    return isinstance(value, dict)
 
-def _groups_last(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Put $or/$and groups after plain comparisons. durable_rules 2.0.28 drops a join condition
-    (a comparison with a field of an earlier pattern) that follows an $or in the same $and; the
-    order does not change the meaning, so we always emit plain terms first (tested)."""
-    return sorted(terms, key=lambda term: next(iter(term)) in ("$or", "$and"))
+
+def _is_ordering_join(term: dict[str, Any]) -> bool:
+    """A join comparison other than equality ($gt, $gte, $lt, $lte, $neq with an earlier field)."""
+    (key, _), = term.items()
+    return key in _GUARD_OPERATORS and _is_join(term)
+
+
+_GUARD_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b, "$neq": lambda a, b: a != b,
+}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A join comparison checked in Python on the facts durable_rules matched.
+
+    durable_rules 2.0.28 reads past the end of a buffer when it evaluates an ordering join
+    (``index > cause.index``) inside an ``$and`` and the comparison is false (found with
+    AddressSanitizer: events.c reduceExpressionSequence); the process dies rulesets later. So
+    durable_rules matches the literal terms and equality joins, and these comparisons run here."""
+
+    alias: str
+    field: str
+    operator: str
+    other_alias: str
+    other_field: str
+
+    @classmethod
+    def of(cls, alias: str, term: dict[str, Any]) -> Guard:
+        (operator, comparison), = term.items()
+        (field, reference), = comparison.items()
+        (other_alias, other_field), = reference.items()
+        return cls(alias, field, operator, other_alias, other_field)
+
+    def holds(self, matched: dict[str, dict[str, Any]]) -> bool:
+        left = matched.get(self.alias, {}).get(self.field)
+        right = matched.get(self.other_alias, {}).get(self.other_field)
+        if left is None or right is None:   # like durable_rules: a missing field never matches
+            return False
+        try:
+            return _GUARD_OPERATORS[self.operator](left, right)
+        except TypeError:
+            return False

@@ -21,10 +21,11 @@ from jinja2.sandbox import SandboxedEnvironment
 from ..advice import known_kinds
 from ..errors import RulePackError
 from ..facts.schema import FACT_FIELDS
-from .conditions import PatternCompiler, suggest
+from .conditions import Guard, PatternCompiler, suggest
 from .yamlfile import LineDict, load_yaml
 
 SEVERITIES = ("error", "warning", "info")
+MAX_ALTERNATIVES = 64
 LANGUAGES = ("en", "zh")
 DOC_SECTIONS = ("what", "why", "fix")
 RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
@@ -68,14 +69,29 @@ class Rule:
     line: int
     pack: str = ""
 
-    def compile_when(self, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The durable_rules ``all`` list for this rule, with ``params`` overriding defaults."""
+    def compile_when(self, params: dict[str, Any] | None = None) -> list[CompiledAlternative]:
+        """One durable_rules ``all`` list (with its guards) per alternative of the rule's ``any``/``in``
+        conditions, with ``params`` overriding the defaults."""
         compiler = PatternCompiler({**self.params, **(params or {})})
-        compiled = [{alias: compiler.pattern(node, alias)} for alias, node in self.patterns]
+        alternatives = [CompiledAlternative([], [])]
+        for alias, node in self.patterns:
+            options = compiler.pattern(node, alias)
+            alternatives = [CompiledAlternative(done.all + [{alias: condition}], done.guards + guards)
+                            for done in alternatives for condition, guards in options]
         if compiler.problems:
             first = compiler.problems[0]
             raise RulePackError(first.message, path=self.source, line=_line(first.node, first.key))
-        return compiled
+        if len(alternatives) > MAX_ALTERNATIVES:
+            raise RulePackError(f"rule '{self.id}' expands to {len(alternatives)} alternatives (at most "
+                                f"{MAX_ALTERNATIVES}): split it or use fewer 'any'/'in' choices",
+                                path=self.source, line=self.line)
+        return alternatives
+
+
+@dataclass
+class CompiledAlternative:
+    all: list[dict[str, Any]]       # durable_rules patterns, one per alias
+    guards: list[Guard]             # ordering joins checked on the matched facts
 
 
 @dataclass

@@ -29,6 +29,7 @@ from jinja2 import Undefined
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
+from .conditions import Guard
 from .packs import Rule, template_env
 
 MAX_ROUNDS = 10
@@ -128,16 +129,21 @@ class _Collector:
         # The facts as we built them, by id: evidence is rendered from these, not from the engine's
         # copies, which went through JSON (infinities clamped, see encode_facts).
         self.originals: dict[str, dict[str, Any]] = {}
+        self.subjects: dict[str, dict[str, Any]] = {}     # finding id -> the fact it is about
 
-    def action_for(self, rule: Rule) -> Callable[[Any], None]:
+    def action_for(self, rule: Rule, guards: list[Guard]) -> Callable[[Any], None]:
         def action(closure: Any) -> None:
             try:
                 matched = {alias: self.originals.get(closure._m[alias]["id"], dict(closure._m[alias]))
                            for alias, _ in rule.patterns}
+                if not all(guard.holds(matched) for guard in guards):
+                    return
                 self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
                 if rule.explain:
                     cause, symptom = matched[rule.explain["cause"]], matched[rule.explain["symptom"]]
-                    self.explanations.append((cause["id"], symptom["id"], rule.id))
+                    explanation = (cause["id"], symptom["id"], rule.id)
+                    if explanation not in self.explanations:
+                        self.explanations.append(explanation)
                 else:
                     self._emit(rule, matched)
             except Exception as exc:  # noqa: BLE001 - reported with the rule id, see module doc
@@ -172,6 +178,7 @@ class _Collector:
             op_type=subject.get("op_type"), confidence=round(min(max(float(confidence), 0.0), 1.0), 3),
             evidence=evidence, values=values, source_lines=lines, root_cause=rule.root_cause)
         self.findings[finding_id] = finding
+        self.subjects[finding_id] = subject
         self.new.append(finding)
 
     @staticmethod
@@ -185,11 +192,14 @@ class _Collector:
         return new
 
 
-def finding_fact(finding: Finding) -> dict[str, Any]:
+def finding_fact(finding: Finding, subject: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A finding as a fact; ``subject`` is the op fact it is about, whose ``inputs_agree`` tells
+    rules whether the op inherited its error (and so can be explained by an earlier cause)."""
     return clean_fact({
         "id": finding.id, "fact": "finding", "rule": finding.rule, "pack": finding.pack, "kind": finding.kind,
         "severity": finding.severity, "root_cause": finding.root_cause, "op": finding.op,
         "op_type": finding.op_type, "index": finding.index, "confidence": finding.confidence,
+        "inputs_agree": (subject or {}).get("inputs_agree"),
     })
 
 
@@ -200,8 +210,9 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     collector = _Collector(params)
     definition: dict[str, Any] = {}
     for rule in rules:
-        definition[rule.id] = {"all": rule.compile_when(params.get(rule.id)), "pri": rule.priority,
-                               "run": collector.action_for(rule)}
+        for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
+            definition[rule.id if n == 0 else f"{rule.id}#{n}"] = {
+                "all": alternative.all, "pri": rule.priority, "run": collector.action_for(rule, alternative.guards)}
     definition[CATCH_ALL] = {"all": [{"m": {"$ex": {"fact": 1}}}], "pri": 1_000_000, "run": lambda c: None}
     name = f"advisor_{os.getpid()}_{next(_run_ids)}"
     host = _SynchronousHost({name: definition})
@@ -216,7 +227,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             new = collector.take_new()
             if not new:
                 break
-            batch = [finding_fact(f) for f in new]
+            batch = [finding_fact(f, collector.subjects.get(f.id)) for f in new]
         else:
             raise EngineError(f"rules kept producing new findings after {MAX_ROUNDS} rounds: "
                               "a rule over findings probably matches its own output")

@@ -30,9 +30,11 @@ from .thresholds import Thresholds
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
 INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
-# How many ops before an overflowing op to search for FP16-sensitive ops to keep in FP32.
-KEEP_FP32_WINDOW = 8
+# How many ops from an overflow start to follow while their outputs stay out of FP16 range.
+KEEP_FP32_SPAN = 32
 DEFAULT_MAX_OP_FACTS = 2000
+SCALE_MIN_RMS = 1e-6
+MAX_KEEP_FP32 = 64
 
 
 @dataclass
@@ -61,6 +63,7 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     _mark_fp16_sensitive(ops)
     network = _network_fact(table, rows, ops, output)
     op_facts = _op_facts(ops, network, max_op_facts, warnings)
+    _summarise_overflow(network, ops, op_facts)
     error_metric = next((m for m in ("relative_euclidean_distance", "max_abs_error", "mean_relative_error")
                          if m in table.present_metrics), None)
     return FactSet(network=network, ops=ops, op_facts=op_facts, error_metric=error_metric, warnings=warnings)
@@ -93,14 +96,21 @@ def _row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
     cos = frame["cosine"].to_numpy()
     red = frame["relative_euclidean_distance"].to_numpy()
     npu_mean, npu_std = frame["npu_mean"].to_numpy(), frame["npu_std"].to_numpy()
-    golden_ok = np.isfinite(frame["golden_mean"].to_numpy()) & np.isfinite(frame["golden_std"].to_numpy())
-    with np.errstate(invalid="ignore"):
+    golden_mean, golden_std = frame["golden_mean"].to_numpy(), frame["golden_std"].to_numpy()
+    golden_ok = np.isfinite(golden_mean) & np.isfinite(golden_std)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # Root mean square from (mean; std): rms^2 = mean^2 + std^2. A golden tensor near zero has
+        # no meaningful scale, so the ratio is only taken above a tiny rms.
+        golden_rms = np.hypot(golden_mean, golden_std)
+        scale = np.where(golden_ok & (golden_rms > SCALE_MIN_RMS),
+                         np.abs(np.hypot(npu_mean, npu_std) / golden_rms - 1.0), np.nan)
         nonfinite = (golden_ok & ~(np.isfinite(npu_mean) & np.isfinite(npu_std))) | np.isposinf(
             frame["max_abs_error"].to_numpy())
         # One side all zero makes cosine NaN; a target that collapsed to zeros is a real deviation.
         collapsed = golden_ok & (npu_std == 0) & (npu_mean == 0) & (frame["golden_std"].to_numpy() > 0)
         deviates = comparable & ((cos < thresholds.per_row(dtype, "cosine"))
                                  | (red > thresholds.per_row(dtype, "relative_euclidean_distance"))
+                                 | (scale > thresholds.per_row(dtype, "scale"))
                                  | nonfinite | collapsed)
     is_fp16 = (stored == "float16").fillna(False).to_numpy(dtype=bool)
     overflow = frame["overflow"].fillna(False).to_numpy(dtype=bool) | (nonfinite & is_fp16 & comparable)
@@ -111,6 +121,7 @@ def _row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         "comparable": comparable,
         "cos": np.where(comparable, cos, np.nan),
         "red": np.where(comparable, red, np.nan),
+        "scale": np.where(comparable, scale, np.nan),
         "mae": np.where(comparable, frame["max_abs_error"].to_numpy(), np.nan),
         "kl": np.where(comparable, frame["kl_divergence"].to_numpy(), np.nan),
         "deviates": deviates,
@@ -130,7 +141,8 @@ def _aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         source_line=("source_line", "min"), tensors=("source_line", "size"))
     for side, mask in (("in", op_rows & rows["is_input"]), ("out", op_rows & ~rows["is_input"])):
         agg = rows[mask].groupby("op_index", sort=False).agg(
-            cosine=("cos", "min"), red=("red", "max"), max_abs_error=("mae", "max"), kl=("kl", "max"),
+            cosine=("cos", "min"), red=("red", "max"), scale=("scale", "max"), max_abs_error=("mae", "max"),
+            kl=("kl", "max"),
             deviates=("deviates", "any"), overflow=("overflow", "any"), nonfinite=("nonfinite", "any"),
             rows=("comparable", "size"), dtype=("stored_dtype", "first"))
         ops = ops.join(agg.add_prefix(f"{side}_"))
@@ -216,19 +228,128 @@ def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) 
 def _mark_fp16_sensitive(ops: pd.DataFrame) -> None:
     catalog = load_catalog("fp16_sensitive")
     by_type = ops["op_type"].fillna("").str.lower().isin(catalog)
-    golden = ops["golden_ops"].dropna().str.split(",").explode().str.strip()
-    golden_types = golden.map(op_type_of_name).str.lower()
-    sensitive_golden = golden[golden_types.isin(catalog)]
-    by_golden = sensitive_golden.groupby(level=0).agg(",".join)
+    golden = ops["golden_ops"].dropna()
+    by_golden = _sensitive_golden_ascii(golden, catalog)
+    if by_golden is None:
+        by_golden = _sensitive_golden_exact(golden, catalog)
     ops["sensitive_golden"] = by_golden.reindex(ops.index)
     ops["fp16_sensitive"] = by_type | ops["sensitive_golden"].notna()
 
 
+def _sensitive_golden_exact(golden: pd.Series, catalog: dict[str, str]) -> pd.Series:
+    """Per op (``golden``'s index), its golden names whose type is in ``catalog``, comma-joined.
+
+    The reference version, for names that are not plain ASCII: one Python call per name. (Joining
+    with ``groupby(...).agg(",".join)`` costs a Python call *per op*: 3 s for 300k ops.)"""
+    names = golden.str.split(",").explode().str.strip()
+    sensitive = names[names.map(op_type_of_name).str.lower().isin(catalog)]
+    joined: dict[Any, str] = {}
+    for label, name in zip(sensitive.index, sensitive, strict=True):
+        joined[label] = f"{joined[label]},{name}" if label in joined else name
+    return pd.Series(joined) if joined else sensitive.groupby(level=0).agg(",".join)
+
+
+# Byte classes for _sensitive_golden_ascii. SPACE: what str.strip() removes, in ASCII.
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
+_DIGIT = np.zeros(256, dtype=bool)
+_DIGIT[ord("0"):ord("9") + 1] = True
+_ALPHA = np.zeros(256, dtype=bool)
+_ALPHA[ord("a"):ord("z") + 1] = _ALPHA[ord("A"):ord("Z") + 1] = True
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[ord("A"):ord("Z") + 1] += 32
+_CELLS_PER_BLOCK = 65536  # bounds the byte arrays' memory
+
+
+def _sensitive_golden_ascii(golden: pd.Series, catalog: dict[str, str]) -> pd.Series | None:
+    """``_sensitive_golden_exact`` with array operations, on the cells joined into byte strings
+    (a million-row comparison holds ~300k ops: a Python call per golden name costs seconds).
+
+    None when a cell is not plain ASCII (``str.strip`` and the type regex then follow Unicode
+    rules) or holds a newline or NUL: use the exact version.
+    """
+    keys = [key.encode("ascii") for key in catalog if key.isascii()]
+    width = max(map(len, keys), default=0)
+    if not width:
+        return None
+    keys_array = np.array(keys, dtype=f"S{width}")
+    texts = golden.tolist()
+    cells: list[str] = []
+    owners: list[np.ndarray] = []
+    for start in range(0, len(texts), _CELLS_PER_BLOCK):
+        block = texts[start:start + _CELLS_PER_BLOCK]
+        blob = "\n".join(block) + "\n"
+        if not blob.isascii() or blob.count("\n") != len(block) or "\0" in blob:
+            return None
+        joined, owner = _sensitive_names(np.frombuffer(blob.encode("ascii"), dtype=np.uint8), keys_array)
+        cells.extend(joined)
+        owners.append(owner + start)
+    if not cells:  # the exact version's empty result, from a cell known to hold none
+        return _sensitive_golden_exact(golden.iloc[:1], catalog)
+    return pd.Series(cells, index=golden.index[np.concatenate(owners)])
+
+
+def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """For cells joined by "\n" into ``buf``: the comma-joined sensitive names of each cell that
+    has any, and the cell numbers. Each name is a span of ``buf``; stripping, its leaf (after the
+    last "/") and its type (``op_type_of_name``: a leaf ``<letter><letters/digits>_<digits>``
+    without the ``_<digits>``, else the whole leaf) are span arithmetic."""
+    size = len(buf)
+    ends = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))  # every name ends at one
+    closes_cell = buf[ends] == ord("\n")
+    cell = np.cumsum(closes_cell) - closes_cell
+    first = np.concatenate(([0], ends[:-1] + 1))
+    stop = ends.copy()
+    # str.strip(): [first, stop) is the name without surrounding spaces (the loops run once per
+    # space of the most padded name: none in real files).
+    while (move := (first < stop) & _SPACE[buf[np.minimum(first, size - 1)]]).any():
+        first += move
+    while (move := (stop > first) & _SPACE[buf[stop - 1]]).any():
+        stop -= move
+    slashes = np.concatenate(([-1], np.flatnonzero(buf == ord("/"))))
+    leaf = np.maximum(slashes[np.searchsorted(slashes, stop) - 1] + 1, first)
+    digits_from = stop.copy()
+    while (move := (digits_from > leaf) & _DIGIT[buf[digits_from - 1]]).any():
+        digits_from -= move
+    underscore = digits_from - 1
+    suffixed = (digits_from < stop) & (underscore > leaf) & (buf[np.maximum(underscore, 0)] == ord("_"))
+    # The part before "_<digits>" must start with a letter and hold letters and digits only.
+    odd = np.concatenate((np.flatnonzero(~(_ALPHA[buf] | _DIGIT[buf])), [size]))
+    plain = odd[np.searchsorted(odd, leaf)] >= underscore
+    typed = suffixed & plain & _ALPHA[buf[np.minimum(leaf, size - 1)]]
+    length = np.where(typed, underscore, stop) - leaf
+    # The lower-cased type as fixed-width bytes; a type longer than every key cannot match.
+    width = keys.dtype.itemsize
+    fits = np.flatnonzero(length <= width)
+    chars = np.zeros((len(fits), width), dtype=np.uint8)
+    for k in range(width):
+        chars[:, k] = np.where(k < length[fits], _LOWER[buf[np.minimum(leaf[fits] + k, size - 1)]], 0)
+    sensitive = fits[np.isin(chars.view(f"S{width}").ravel(), keys)]
+    if not len(sensitive):
+        return [], sensitive
+    # Keep each sensitive name and the byte after it, rewritten to "," when the next kept name is
+    # of the same cell, else to "\n": the kept bytes then read as one joined cell per line.
+    owner = cell[sensitive]
+    more = np.concatenate((owner[1:] == owner[:-1], [False]))
+    out = buf.copy()
+    out[stop[sensitive]] = np.where(more, ord(","), ord("\n"))
+    edges = (np.bincount(first[sensitive], minlength=size + 1)
+             - np.bincount(stop[sensitive] + 1, minlength=size + 1))
+    text = out[np.cumsum(edges[:size]) > 0].tobytes().decode("ascii")
+    return text.split("\n")[:-1], np.unique(owner)
+
+
 def _keep_fp32(ops: pd.DataFrame, position: int) -> list[str]:
-    """FP16-sensitive ops (golden names where known) in the window ending at ``position``."""
-    window = ops.iloc[max(0, position - KEEP_FP32_WINDOW): position + 1]
+    """What to keep in FP32 for an overflow starting at ``position``: the op itself and the
+    FP16-sensitive ops after it whose outputs are still out of range (a LayerNorm's Pow overflows,
+    then its ReduceMean, Sqrt and Div see inf). Golden op names where known, since keep-dtype lists
+    name the original model's ops. Only what the comparison shows overflowing, smallest set first."""
     names: list[str] = []
-    for _, op in window[window["fp16_sensitive"]].iterrows():
+    for offset, (_, op) in enumerate(ops.iloc[position: position + KEEP_FP32_SPAN].iterrows()):
+        if offset and not op["out_overflow"]:
+            break
+        if offset and not op["fp16_sensitive"]:
+            continue
         golden = op["sensitive_golden"]
         names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
     return list(dict.fromkeys(names))
@@ -264,7 +385,8 @@ def _network_fact(table: ComparisonTable, rows: pd.DataFrame, ops: pd.DataFrame,
 
 
 OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "dtype", "position", "source_line", "tensors",
-                  "in_cosine", "out_cosine", "in_red", "out_red", "out_max_abs_error", "out_kl",
+                  "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
+                  "out_kl",
                   "is_input", "is_output", "input_source", "inputs_known", "inputs_agree", "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "entry_confidence", "out_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive",
@@ -290,6 +412,17 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
         fact["output_deviates"] = network["output_deviates"]
         facts.append(clean_fact(fact))
     return facts
+
+
+def _summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, op_facts: list[dict[str, Any]]) -> None:
+    """Ops where an overflow starts on agreeing inputs (not fed by an earlier overflow's garbage),
+    and the union of what to keep in FP32 for all of them: a user who fixes only the first overflow
+    would otherwise meet the next one in the following run."""
+    independent = [f for f in op_facts if f.get("overflow_enters") and f.get("inputs_agree")]
+    network["overflow_entries"] = len(independent)
+    keep = [name for fact in independent for name in fact.get("keep_fp32", "").split(",") if name]
+    if keep:
+        network["keep_fp32_all"] = ",".join(list(dict.fromkeys(keep))[:MAX_KEEP_FP32])
 
 
 def clean_fact(fact: dict[str, Any]) -> dict[str, Any]:

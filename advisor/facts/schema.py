@@ -38,6 +38,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "first_deviating_index": (NUMBER, "op index of the first deviating op"),
         "first_deviating_op": (STRING, "name of the first deviating op"),
         "consistent": (BOOL, "nothing deviates, nothing overflows, output and inputs agree"),
+        "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
+        "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),
     },
     "op": {
         "id": (STRING, "'op:<index>'"),
@@ -54,6 +56,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "out_cosine": (NUMBER, "worst cosine over the op's output tensors"),
         "in_red": (NUMBER, "worst relative Euclidean distance over input tensors"),
         "out_red": (NUMBER, "worst relative Euclidean distance over output tensors"),
+        "in_scale": (NUMBER, "worst |rms(target)/rms(golden) - 1| over input tensors"),
+        "out_scale": (NUMBER, "worst |rms(target)/rms(golden) - 1| over output tensors"),
         "out_max_abs_error": (NUMBER, "largest max absolute error over output tensors"),
         "out_kl": (NUMBER, "largest KL divergence over output tensors"),
         "is_input": (BOOL, "the op is a network input"),
@@ -72,7 +76,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "input_deviates": (BOOL, "the op is a network input and it already disagrees"),
         "fp16_sensitive": (BOOL, "the op (or an op fused into it) is FP16-sensitive"),
         "downstream_deviating": (NUMBER, "deviating ops after this one"),
-        "keep_fp32": (STRING, "FP16-sensitive ops up to an overflow, comma-joined (golden names)"),
+        "keep_fp32": (STRING, "the overflowing op and the FP16-sensitive ops after it that stay out of range, "
+                              "comma-joined (golden names)"),
         "output_deviates": (BOOL, "the network output deviates (copied from the network fact)"),
     },
     "finding": {
@@ -87,6 +92,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "op_type": (STRING, "op type"),
         "index": (NUMBER, "op index"),
         "confidence": (NUMBER, "0..1"),
+        "inputs_agree": (BOOL, "the inputs of the finding's op agree (absent for network findings)"),
     },
 }
 

@@ -12,7 +12,7 @@ import yaml
 from ..errors import KnowledgeError, UsageError
 from ..resources import data_dir
 
-THRESHOLD_METRICS = ("cosine", "relative_euclidean_distance")
+THRESHOLD_METRICS = ("cosine", "relative_euclidean_distance", "scale")
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,10 @@ def test_findings_become_facts_that_other_rules_explain():
     facts = [{"fact": "network", "id": "network", "output_deviates": True, "output_known": True},
              {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "overflow_enters": True, "error_enters": True,
               "output_deviates": True, "entry_confidence": 0.9}]
-    result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules["root-cause-explains-downstream"]],
+    result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules["overflow-explains-inherited"]],
                        facts)
     assert {f.id for f in result.findings} == {"fp16-overflow@4", "problem-node@4"}
-    assert result.explanations == [("fp16-overflow@4", "problem-node@4", "root-cause-explains-downstream")]
+    assert result.explanations == [("fp16-overflow@4", "problem-node@4", "overflow-explains-inherited")]
 
 
 def test_parameters_can_be_overridden_per_run():
@@ -78,3 +78,38 @@ def test_parameters_can_be_overridden_per_run():
              {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "error_enters": True, "entry_confidence": 0.6}]
     assert len(run_rules([rule], facts).findings) == 1
     assert run_rules([rule], facts, {"problem-node": {"min_confidence": 0.7}}).findings == []
+
+
+def test_any_next_to_a_join_reference_keeps_every_alternative(tmp_path):
+    # durable_rules drops alternatives of an $or that sits beside a join reference; `any` is
+    # therefore expanded into separate durable rules. Both alternatives must match here.
+    core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
+    rule = next(r for r in core.rules if r.id == "overflow-explains-inherited")
+    facts = [{"fact": "finding", "id": "o@12", "kind": "fp16_overflow", "index": 12, "root_cause": True},
+             {"fact": "finding", "id": "p@12", "kind": "problem_node", "index": 12, "root_cause": True,
+              "inputs_agree": True},
+             {"fact": "finding", "id": "o@20", "kind": "fp16_overflow", "index": 20, "root_cause": True,
+              "inputs_agree": False},
+             {"fact": "finding", "id": "o@31", "kind": "fp16_overflow", "index": 31, "root_cause": True,
+              "inputs_agree": True}]
+    explained = sorted(symptom for cause, symptom, _ in run_rules([rule], facts).explanations)
+    assert explained == ["o@20", "p@12"]
+
+
+def test_many_rulesets_in_one_process_stay_sound():
+    # durable_rules 2.0.28 corrupted memory on ordering joins inside an $and (a segfault some twenty
+    # rulesets later, found with AddressSanitizer); those joins are guards now. Every built-in case,
+    # twenty times over, in one process: a regression kills the test run.
+    from advisor.engine.cases import run_pack_cases
+    core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
+    for _ in range(20):
+        assert all(result.passed for result in run_pack_cases(core))
+
+
+def test_ordering_joins_are_checked_as_guards():
+    core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
+    rule = next(r for r in core.rules if r.id == "input-mismatch-explains-downstream")
+    alternatives = rule.compile_when()
+    assert any(a.guards for a in alternatives)
+    text = str([a.all for a in alternatives])
+    assert "$gt" not in text and "$neq" not in text     # durable_rules never sees an ordering join
