@@ -9,12 +9,12 @@ in a sandbox and with no HTML meaning: reports escape them like any other text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .diagnosis import Finding
@@ -68,8 +68,35 @@ def advice_dir() -> Path:
     return data_dir("knowledge") / "advice"
 
 
-@cache
+# Advice pages that rule packs carry inline (kind -> (page, where it was defined)).
+_pack_pages: dict[str, tuple[dict[str, Any], str]] = {}
+
+
+def register_page(kind: str, page: dict[str, Any], source: str) -> None:
+    """Add a rule pack's inline advice page. A kind has one page: a second, different definition is
+    an error naming both places; the built-in knowledge pages cannot be replaced."""
+    if (advice_dir() / f"{kind}.yaml").is_file():
+        raise KnowledgeError(f"kind '{kind}' already has a built-in advice page; emit it without inline "
+                             f"advice, or choose another kind", path=source)
+    if kind in _pack_pages and _pack_pages[kind][0] != page:
+        raise KnowledgeError(f"advice for kind '{kind}' is defined twice, also in {_pack_pages[kind][1]}",
+                             path=source)
+    _pack_pages[kind] = (page, source)
+
+
+def clear_cache() -> None:
+    """Forget loaded knowledge pages (tests point advice_dir elsewhere)."""
+    _knowledge_page.cache_clear()
+
+
 def load_page(kind: str) -> dict[str, Any]:
+    if kind in _pack_pages:
+        return _pack_pages[kind][0]
+    return _knowledge_page(kind)
+
+
+@cache
+def _knowledge_page(kind: str) -> dict[str, Any]:
     path = advice_dir() / f"{kind}.yaml"
     if not path.is_file():
         raise KnowledgeError(f"no advice page for finding kind '{kind}' (expected {path.name})", path=path.parent)
@@ -103,7 +130,13 @@ def validate_page(page: Any, path: Path) -> None:
 
 
 def known_kinds() -> list[str]:
-    return sorted(p.stem for p in advice_dir().glob("*.yaml"))
+    return sorted({p.stem for p in advice_dir().glob("*.yaml")} | set(_pack_pages))
+
+
+@lru_cache(maxsize=1024)
+def _compiled(text: str) -> Template:
+    """Advice texts are rendered once per finding and language: compile each text only once."""
+    return _env.from_string(text)
 
 
 def render_advice(finding: Finding, lang: str = "en") -> Advice:
@@ -119,7 +152,7 @@ def render_advice(finding: Finding, lang: str = "en") -> Advice:
 
     def render(text: str, section: str) -> str:
         try:
-            return _env.from_string(str(text)).render(context).strip()
+            return _compiled(str(text)).render(context).strip()
         except TemplateError as exc:
             raise KnowledgeError(f"template error: {exc}", path=advice_dir() / f"{finding.kind}.yaml",
                                  field=f"{lang}.{section}") from None

@@ -10,10 +10,11 @@ import pandas as pd
 
 from . import __version__
 from .diagnosis import Diagnosis, OpPoint, PackInfo, Series
-from .engine.loading import load_packs, parse_param_overrides
+from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
+from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .ingest import read_comparison
 from .ingest.table import ComparisonTable
@@ -32,17 +33,24 @@ class AnalysisOptions:
     params: tuple[str, ...] = ()              # "problem-node.min_confidence=0.7"
     comparison_format: str | None = None
     max_op_facts: int = DEFAULT_MAX_OP_FACTS
+    plugins: bool = True                      # installed rule packs and fact providers (entry points)
+    disable: tuple[str, ...] = ()             # rule ids not to fire
+    severity: dict[str, str] = field(default_factory=dict)   # rule id -> error | warning | info
+    settings: Path | None = None              # the project settings file these options came from
 
 
 def analyse(options: AnalysisOptions) -> Diagnosis:
     # Validate everything the user controls before the (possibly large) input is read.
-    packs = load_packs(options.rule_packs, builtin=options.builtin_rules)
-    rules = [rule for pack in packs for rule in pack.rules]
+    # Plugins first: their fact kinds must be known before rule packs that use them are validated.
+    providers, provider_warnings = load_providers() if options.plugins else ([], [])
+    pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins)
+    packs = pack_set.packs
+    rules = select_rules(pack_set.rules, options.disable, options.severity)
     params = parse_param_overrides(options.params, rules)
     thresholds = load_thresholds(options.thresholds)
     table = read_comparison(options.comparison, options.comparison_format)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts)
-    result = run_rules(rules, facts.all_facts(), params)
+    result = run_rules(rules, facts.all_facts() + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
     return Diagnosis(
@@ -53,10 +61,12 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
         thresholds=thresholds.as_dict(),
         overrides={"thresholds": list(options.thresholds), "params": params,
-                   "input_nodes": list(options.input_nodes)},
+                   "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
+                   "severity": dict(options.severity),
+                   "settings": str(options.settings) if options.settings else None},
         series=_series(facts, thresholds),
         version=__version__,
-        warnings=facts.warnings,
+        warnings=provider_warnings + pack_set.warnings + facts.warnings,
     )
 
 

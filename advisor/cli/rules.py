@@ -1,4 +1,4 @@
-"""``advisor rules``: validate and test rule packs, list their rules."""
+"""``advisor rules``: validate, test, list, show and document rule packs; scaffold a new one."""
 
 from __future__ import annotations
 
@@ -6,25 +6,70 @@ import argparse
 import sys
 from pathlib import Path
 
+import yaml
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
 from ..engine.cases import run_pack_cases
-from ..engine.loading import builtin_pack_paths
-from ..engine.packs import check_pack, load_pack
+from ..engine.conditions import suggest
+from ..engine.loading import builtin_pack_paths, installed_packs, load_packs
+from ..engine.packs import Rule, check_pack, load_pack
+from ..engine.scaffold import scaffold_pack
+from ..errors import UsageError
+from ..facts.providers import load_providers
+from ..report.labels import labels_for
+from ..resources import data_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("rules", help="validate, test and list rule packs")
+    parser = subparsers.add_parser("rules", help="validate, test, list, show and document rule packs")
     actions = parser.add_subparsers(dest="rules_command", required=True)
+    packs_help = "pack folders or files (default: the built-in and installed packs)"
     for name, help_text in (("validate", "report every mistake in a pack, with file, line and column"),
                             ("test", "run each rule's own cases (must fire / must stay silent)"),
                             ("list", "list the rules of the packs")):
         sub = actions.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("packs", nargs="*", type=Path, metavar="PACK",
-                         help="pack folders or files (default: the built-in packs)")
+        sub.add_argument("packs", nargs="*", type=Path, metavar="PACK", help=packs_help)
+    show = actions.add_parser("show", help="everything about one rule", description="everything about one rule")
+    show.add_argument("rule_id", metavar="ID")
+    show.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK", help="extra pack")
+    show.add_argument("--lang", choices=("en", "zh"), default="en")
+    docs = actions.add_parser("docs", help="one Markdown page per rule (what, why, example, fix)",
+                              description="write one Markdown page per rule (what, why, example, fix)")
+    docs.add_argument("packs", nargs="*", type=Path, metavar="PACK", help=packs_help)
+    docs.add_argument("-o", "--output", type=Path, metavar="DIR", help="folder for the pages (default: print)")
+    docs.add_argument("--lang", choices=("en", "zh"), default="en")
+    new = actions.add_parser("new", help="scaffold a pack with one rule and its cases",
+                             description="scaffold a pack with one working rule and its two cases")
+    new.add_argument("name", help="pack name, kebab-case (e.g. my-team)")
+    new.add_argument("--dir", type=Path, default=Path("."), help="parent folder (default: .)")
 
 
 def execute(args: argparse.Namespace) -> int:
-    paths = args.packs or builtin_pack_paths()
-    return {"validate": _validate, "test": _test, "list": _list}[args.rules_command](paths)
+    command = args.rules_command
+    # Installed fact providers add fact kinds that installed or named packs may use.
+    for warning in load_providers()[1]:
+        print(warning, file=sys.stderr)
+    if command == "new":
+        folder = scaffold_pack(args.name, args.dir)
+        print(f"created {folder}: edit {folder / (args.name + '-slow-softmax.yaml')}, then run "
+              f"'advisor rules test {folder}' and 'advisor run RESULT.csv --rules {folder}'")
+        return 0
+    if command == "show":
+        return _show(args.rule_id, args.rules, args.lang)
+    paths = args.packs or _default_paths()
+    if command == "docs":
+        return _docs(paths, args.output, args.lang)
+    return {"validate": _validate, "test": _test, "list": _list}[command](paths)
+
+
+def _default_paths() -> list[Path]:
+    installed = []
+    for name, dist, path, error in installed_packs():
+        if error:
+            print(f"installed rule pack '{name}' ({dist}) cannot be loaded: {error}", file=sys.stderr)
+        else:
+            installed.append(path)
+    return builtin_pack_paths() + installed
 
 
 def _validate(paths: list[Path]) -> int:
@@ -42,19 +87,18 @@ def _validate(paths: list[Path]) -> int:
 
 
 def _test(paths: list[Path]) -> int:
-    failures = 0
-    total = 0
+    failures = total = 0
     for path in paths:
         pack = load_pack(path)
         for result in run_pack_cases(pack):
             total += 1
-            status = "PASS" if result.passed else "FAIL"
             failures += not result.passed
             detail = f" ({result.error})" if result.error else (
                 "" if result.passed else f" (expected to {result.expected}, "
                                          f"{'fired' if result.fired else 'stayed silent'})")
-            print(f"{status} {pack.name}/{result.rule}: {result.case} [{result.expected}]{detail}")
-    print(f"{total - failures} passed, {failures} failed")
+            print(f"{'PASS' if result.passed else 'FAIL'} {pack.name}/{result.rule}: {result.case} "
+                  f"[{result.expected}]{detail}")
+    print(f"rule cases: {total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
@@ -63,5 +107,70 @@ def _list(paths: list[Path]) -> int:
         pack = load_pack(path)
         print(f"{pack.name} {pack.version} ({pack.source})")
         for rule in pack.rules:
-            print(f"  {rule.id:<34} {rule.severity:<8} {rule.title['en']}")
+            kind = rule.emit.kind if rule.emit else "(explains)"
+            print(f"  {rule.id:<36} {rule.severity:<8} {kind:<24} {rule.title['en']}")
     return 0
+
+
+def _find_rule(rule_id: str, extra: list[Path]) -> Rule:
+    rules = load_packs(extra).rules
+    for rule in rules:
+        if rule.id == rule_id:
+            return rule
+    raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, [r.id for r in rules])}")
+
+
+def _show(rule_id: str, extra: list[Path], lang: str) -> int:
+    rule = _find_rule(rule_id, extra)
+    print(f"{rule.id}: {rule.title[lang]}")
+    print(f"  pack {rule.pack}, {rule.source}:{rule.line}")
+    print(f"  severity {rule.severity}{', names a root cause' if rule.root_cause else ''}, priority {rule.priority}")
+    if rule.tags:
+        print(f"  tags: {', '.join(rule.tags)}")
+    if rule.params:
+        print("  params: " + ", ".join(f"{k}={v}" for k, v in rule.params.items()))
+    for section in ("what", "why", "fix"):
+        print(f"  {section}: {rule.docs[lang][section]}")
+    when = [_plain({"as": alias, **pattern} if len(rule.patterns) > 1 else pattern) for alias, pattern in rule.patterns]
+    print("  when:\n" + _indent(yaml.safe_dump(when if len(when) > 1 else when[0], allow_unicode=True,
+                                               sort_keys=False), 4))
+    if rule.emit:
+        print(f"  emits: {rule.emit.kind} (confidence {rule.emit.confidence})")
+    else:
+        print(f"  explains: {rule.explain['symptom']} by {rule.explain['cause']}")
+    print(f"  cases: {len(rule.cases)} ({sum(c['expect'] == 'fire' for c in rule.cases)} fire)")
+    return 0
+
+
+def _docs(paths: list[Path], output: Path | None, lang: str) -> int:
+    env = Environment(loader=FileSystemLoader(data_dir("reports")), undefined=StrictUndefined,
+                      keep_trailing_newline=True, autoescape=False)
+    template = env.get_template("rule-doc.md.j2")
+    labels = {key.split(".", 1)[1]: text for key, text in labels_for(lang).items() if key.startswith("ruledoc.")}
+    pages = []
+    for path in paths:
+        for rule in load_pack(path).rules:
+            firing = next(case for case in rule.cases if case["expect"] == "fire")
+            example = yaml.safe_dump(_plain(firing["facts"]), allow_unicode=True, sort_keys=False).rstrip()
+            pages.append((rule.id, template.render(rule=rule, lang=lang, labels=labels, example=example)))
+    if output is None:
+        print("\n\n".join(text for _, text in pages))
+        return 0
+    output.mkdir(parents=True, exist_ok=True)
+    for rule_id, text in pages:
+        (output / f"{rule_id}.md").write_text(text, encoding="utf-8")
+    print(f"wrote {len(pages)} page(s) to {output}")
+    return 0
+
+
+def _plain(value: object) -> object:
+    """LineDicts back to plain dicts, for yaml.safe_dump."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.rstrip().splitlines())

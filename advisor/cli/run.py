@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..advice import render_advice
+from ..config import ProjectConfig, load_config
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..facts.builder import DEFAULT_MAX_OP_FACTS
@@ -32,6 +33,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="override a threshold, e.g. cosine=0.995 or float16.cosine=0.98; repeatable")
     parser.add_argument("--set", action="append", default=[], dest="params", metavar="RULE.PARAM=VALUE",
                         help="override a rule parameter; repeatable")
+    parser.add_argument("--disable", action="append", default=[], metavar="RULE",
+                        help="do not fire this rule; repeatable")
+    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
+                        help="change a rule's severity (error, warning, info); repeatable")
+    parser.add_argument("--project-config", type=Path, metavar="FILE",
+                        help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
+                             "current folder)")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
     parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
                         help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
@@ -50,11 +58,7 @@ def execute(args: argparse.Namespace) -> int:
     formats = parse_formats(args.format)
     if args.max_op_facts < 1:
         raise UsageError("--max-op-facts must be at least 1")
-    options = AnalysisOptions(
-        comparison=args.input, rule_packs=list(args.rules), builtin_rules=not args.no_builtin_rules,
-        input_nodes=tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()),
-        thresholds=tuple(args.threshold), params=tuple(args.params),
-        comparison_format=args.comparison_format, max_op_facts=args.max_op_facts)
+    options = analysis_options(args, load_config(args.project_config))
     diagnosis = analyse(options)
     written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
     if not args.quiet:
@@ -63,6 +67,26 @@ def execute(args: argparse.Namespace) -> int:
         except BrokenPipeError:  # `advisor run ... | head`: the reports are written, the exit code stands
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return exit_code(diagnosis, args.fail_on)
+
+
+def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> AnalysisOptions:
+    """Project settings first, the command line on top: lists add up, single values override."""
+    input_nodes = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()) or tuple(config.input_nodes)
+    return AnalysisOptions(
+        comparison=args.input, rule_packs=[*config.rules, *args.rules],
+        builtin_rules=config.builtin_rules and not args.no_builtin_rules,
+        input_nodes=input_nodes, thresholds=(*config.thresholds, *args.threshold),
+        params=(*config.params, *args.params), comparison_format=args.comparison_format,
+        max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
+        severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
+        settings=config.source)
+
+
+def _pair(text: str, option: str, form: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(f"{option} '{text}': expected {form}")
+    return key.strip(), value.strip()
 
 
 def parse_formats(text: str) -> tuple[str, ...]:

@@ -1,15 +1,37 @@
-"""Which rule packs a run uses: the built-in packs under rules/, plus the user's."""
+"""Which rule packs a run uses, and how the user tuned them.
+
+Packs come from the built-in ``rules/`` folder, from installed Python packages that declare an
+``advisor.rule_packs`` entry point, from the project settings (``advisor.toml``) and from ``--rules``.
+A pack named by the user that fails validation stops the run; an installed pack that fails is
+skipped whole, with a warning naming its distribution, so one broken plugin never blocks the rest.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..errors import RulePackError, UsageError
 from ..resources import data_dir
 from .conditions import suggest
-from .packs import Rule, RulePack, load_pack
+from .packs import SEVERITIES, Rule, RulePack, load_pack
+
+ENTRY_POINT_GROUP = "advisor.rule_packs"
+
+
+@dataclass
+class PackSet:
+    packs: list[RulePack]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return [rule for pack in self.packs for rule in pack.rules]
 
 
 def builtin_pack_paths() -> list[Path]:
@@ -17,9 +39,48 @@ def builtin_pack_paths() -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / "pack.yaml").is_file())
 
 
-def load_packs(extra: Iterable[Path] = (), builtin: bool = True) -> list[RulePack]:
-    paths = (builtin_pack_paths() if builtin else []) + [Path(p) for p in extra]
-    packs = [load_pack(path) for path in paths]
+def installed_packs() -> list[tuple[str, str, Path | None, str | None]]:
+    """(entry point name, distribution "name version", pack path, error) for each installed pack."""
+    found = []
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = f"{entry.dist.name} {entry.dist.version}" if entry.dist else "unknown distribution"
+        try:
+            found.append((entry.name, dist, _pack_path(entry.load()), None))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
+            found.append((entry.name, dist, None, f"{type(exc).__name__}: {exc}"))
+    return sorted(found, key=lambda item: item[0])
+
+
+def _pack_path(target: Any) -> Path:
+    """An entry point names a module (its folder is the pack), a path, or a callable returning one."""
+    if isinstance(target, ModuleType):
+        return Path(target.__file__).resolve().parent
+    if callable(target):
+        target = target()
+    if isinstance(target, (str, Path)):
+        return Path(target)
+    raise TypeError(f"expected a module, a path or a function returning a path, got {type(target).__name__}")
+
+
+def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True) -> PackSet:
+    packs: list[RulePack] = []
+    warnings: list[str] = []
+    if builtin:
+        packs.extend(load_pack(path) for path in builtin_pack_paths())
+    if installed:
+        for name, dist, path, error in installed_packs():
+            try:
+                if error:
+                    raise RulePackError(error)
+                packs.append(load_pack(path))
+            except RulePackError as exc:
+                warnings.append(f"installed rule pack '{name}' ({dist}) skipped: {exc.one_line()}")
+    packs.extend(load_pack(Path(path)) for path in extra)
+    _check_unique(packs)
+    return PackSet(packs, warnings)
+
+
+def _check_unique(packs: list[RulePack]) -> None:
     names: dict[str, RulePack] = {}
     owners: dict[str, Rule] = {}
     for pack in packs:
@@ -33,7 +94,22 @@ def load_packs(extra: Iterable[Path] = (), builtin: bool = True) -> list[RulePac
                 raise RulePackError(f"rule id '{rule.id}' is defined twice: here and in {other.source}:{other.line} "
                                     f"(pack '{other.pack}')", path=rule.source, line=rule.line)
             owners[rule.id] = rule
-    return packs
+
+
+def select_rules(rules: list[Rule], disable: Iterable[str] = (),
+                 severity: dict[str, str] | None = None) -> list[Rule]:
+    """The rules a run fires: without the disabled ones, with severities changed (copies: the
+    loaded packs stay as written). Unknown ids are errors, with the nearest id suggested."""
+    by_id = {rule.id: rule for rule in rules}
+    for rule_id in [*disable, *(severity or {})]:
+        if rule_id not in by_id:
+            raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, list(by_id))} to disable or re-rate")
+    for rule_id, level in (severity or {}).items():
+        if level not in SEVERITIES:
+            raise UsageError(f"severity for '{rule_id}' must be one of {', '.join(SEVERITIES)}, not '{level}'")
+    disabled = set(disable)
+    return [dataclasses.replace(rule, severity=(severity or {}).get(rule.id, rule.severity))
+            for rule in rules if rule.id not in disabled]
 
 
 def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, dict[str, Any]]:
@@ -62,7 +138,7 @@ def _typed(raw: str, default: Any, text: str) -> Any:
         return raw.lower() == "true"
     if isinstance(default, (int, float)):
         try:
-            return type(default)(raw) if isinstance(default, int) and raw.lstrip("-").isdigit() else float(raw)
+            return int(raw) if isinstance(default, int) and raw.lstrip("-").isdigit() else float(raw)
         except ValueError:
             raise UsageError(f"--set '{text}': '{raw}' is not a number") from None
     return raw

@@ -18,8 +18,8 @@ from typing import Any
 from jinja2 import TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..advice import known_kinds
-from ..errors import RulePackError
+from ..advice import known_kinds, register_page, validate_page
+from ..errors import KnowledgeError, RulePackError
 from ..facts.schema import FACT_FIELDS
 from .conditions import Guard, PatternCompiler, suggest
 from .yamlfile import LineDict, load_yaml
@@ -29,7 +29,7 @@ MAX_ALTERNATIVES = 64
 LANGUAGES = ("en", "zh")
 DOC_SECTIONS = ("what", "why", "fix")
 RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
-             "emit", "explain", "cases"}
+             "emit", "explain", "cases", "advice"}
 EMIT_KEYS = {"kind", "subject", "op", "confidence", "evidence", "values"}
 CASE_KEYS = {"name", "expect", "facts", "params"}
 PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version"}
@@ -101,6 +101,7 @@ class RulePack:
     description: str
     source: Path
     rules: list[Rule] = field(default_factory=list)
+    advice: dict[str, tuple[dict, str]] = field(default_factory=dict)   # inline pages: kind -> (page, where)
 
 
 @dataclass
@@ -151,6 +152,11 @@ def load_pack(path: Path) -> RulePack:
     if problems:
         raise PackProblems(problems)
     assert pack is not None
+    for kind, (page, where) in pack.advice.items():
+        try:
+            register_page(kind, page, where)
+        except KnowledgeError as exc:
+            raise RulePackError(exc.message, path=where) from None
     return pack
 
 
@@ -179,10 +185,11 @@ def check_pack(path: Path) -> tuple[RulePack | None, list[Problem]]:
         return None, problems
     checker = _Checker(path / "pack.yaml" if path.is_dir() else path)
     pack = _pack_meta(meta, path, checker)
+    pack.advice = _inline_advice(rule_nodes, checker)
     seen: dict[str, Rule] = {}
     for rule_path, node in rule_nodes:
         rule_checker = _Checker(rule_path)
-        rule = _rule(node, rule_path, rule_checker)
+        rule = _rule(node, rule_path, rule_checker, set(pack.advice))
         if rule is not None:
             rule.pack = pack.name
             if rule.id in seen:
@@ -228,7 +235,38 @@ def _texts(node: Any, checker: _Checker, parent: Any, key: str) -> dict[str, str
     return {lang: node[lang] for lang in LANGUAGES}
 
 
-def _rule(node: Any, path: Path, checker: _Checker) -> Rule | None:
+def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: _Checker) -> dict[str, tuple[dict, str]]:
+    """Advice pages rules carry inline (``advice:``, same sections as knowledge/advice pages), by the
+    kind the rule emits; the page's title defaults to the rule's."""
+    pages: dict[str, tuple[dict, str]] = {}
+    for rule_path, node in rule_nodes:
+        if not isinstance(node, LineDict) or "advice" not in node:
+            continue
+        emit = node.get("emit")
+        kind = emit.get("kind") if isinstance(emit, dict) else None
+        where = f"{rule_path}:{node.where('advice')[0]}"
+        if not isinstance(kind, str):
+            checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
+                                            "'advice' belongs to a rule that emits a finding kind"))
+            continue
+        page = node["advice"]
+        if isinstance(page, dict) and "title" not in page and isinstance(node.get("title"), dict):
+            page = {"title": node["title"], **page}
+        try:
+            validate_page(page, Path(where))
+        except KnowledgeError as exc:
+            checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
+                                            f"advice: {exc.message}" + (f" ({exc.field})" if exc.field else "")))
+            continue
+        if kind in pages and pages[kind][0] != page:
+            checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
+                                            f"advice for kind '{kind}' is also given in {pages[kind][1]}"))
+            continue
+        pages[kind] = (dict(page), where)
+    return pages
+
+
+def _rule(node: Any, path: Path, checker: _Checker, inline_kinds: set[str]) -> Rule | None:
     if not isinstance(node, LineDict):
         checker.add("a rule must be a mapping")
         return None
@@ -266,7 +304,7 @@ def _rule(node: Any, path: Path, checker: _Checker) -> Rule | None:
     for problem in compiler.problems:
         checker.add(problem.message, problem.node, problem.key)
     aliases = [alias for alias, _ in patterns]
-    emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker)
+    emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker, inline_kinds)
     explain = _explain(node.get("explain"), node, compiler.aliases, checker)
     if (emit is None) == (explain is None) and ("emit" in node) == ("explain" in node):
         checker.add("a rule has exactly one of 'emit' (a finding) or 'explain' (cause -> symptom)", node)
@@ -310,7 +348,7 @@ def _patterns(when: Any, node: LineDict, checker: _Checker) -> list[tuple[str, A
 
 
 def _emit(emit: Any, node: LineDict, aliases: list[str], kinds: dict[str, str],
-          checker: _Checker) -> Emit | None:
+          checker: _Checker, inline_kinds: set[str]) -> Emit | None:
     if emit is None:
         return None
     if not isinstance(emit, LineDict):
@@ -320,9 +358,10 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], kinds: dict[str, str],
     kind = emit.get("kind")
     if not isinstance(kind, str) or not _KIND.match(kind):
         checker.add("'emit.kind' is the finding kind in snake_case, e.g. fp16_overflow", emit, "kind")
-    if isinstance(kind, str) and kind not in known_kinds():
-        checker.add(f"no advice page for kind '{kind}' in knowledge/advice"
-                    f"{suggest(kind, known_kinds())}", emit, "kind")
+    if isinstance(kind, str) and kind not in known_kinds() and kind not in inline_kinds:
+        choices = known_kinds() + sorted(inline_kinds)
+        checker.add(f"no advice for kind '{kind}': add an 'advice:' page to a rule of this pack, or use a "
+                    f"kind from knowledge/advice{suggest(kind, choices)}", emit, "kind")
     subject = emit.get("subject", aliases[0] if len(aliases) == 1 else None)
     if subject is not None and subject not in aliases:
         checker.add(f"'emit.subject' must name a pattern ({', '.join(aliases)}){suggest(str(subject), aliases)}",

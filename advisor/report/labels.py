@@ -13,6 +13,23 @@ from ..advice import LANGUAGES
 # key: (English, Chinese)
 TEXTS: dict[str, tuple[str, str]] = {
     "report_title": ("advisor report", "advisor 精度诊断报告"),
+    # `advisor rules docs`: one page per rule
+    "ruledoc.pack": ("Pack", "规则包"),
+    "ruledoc.severity": ("Severity", "严重程度"),
+    "ruledoc.root_cause": ("names a root cause", "判定根因"),
+    "ruledoc.tags": ("Tags", "标签"),
+    "ruledoc.kind": ("Finding kind", "发现类型"),
+    "ruledoc.what": ("What it detects", "检测内容"),
+    "ruledoc.why": ("Why it matters", "原因"),
+    "ruledoc.example": ("Example", "示例"),
+    "ruledoc.example_intro": ("Facts on which the rule fires (its own test case):",
+                              "规则会触发的事实（规则自带的测试用例）："),
+    "ruledoc.fix": ("How to fix", "修复方法"),
+    "ruledoc.params": ("Parameters", "参数"),
+    "ruledoc.name": ("Name", "名称"),
+    "ruledoc.default": ("Default", "默认值"),
+    "ruledoc.params_hint": ("Override with", "可通过以下方式覆盖"),
+    "ruledoc.source": ("Source", "来源"),
     "verdict": ("Verdict", "结论"),
     "root_cause": ("Root cause", "根因"),
     "findings": ("Findings", "发现"),

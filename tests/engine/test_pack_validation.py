@@ -103,7 +103,7 @@ def test_unknown_advice_kind_and_unknown_rule_field(tmp_path):
     text = GOOD_RULE.replace("kind: fp16_overflow", "kind: fp16_overflw").replace("severity: warning",
                                                                                   "severity: warning\nsevertiy: x")
     problems = problems_of(make_pack(tmp_path, text))
-    assert any("no advice page for kind 'fp16_overflw'" in p and "did you mean 'fp16_overflow'" in p
+    assert any("no advice for kind 'fp16_overflw'" in p and "did you mean 'fp16_overflow'" in p
                for p in problems)
     assert any("unknown rule field 'severtiy' (did you mean 'severity'?)" in p for p in problems)
 
@@ -154,3 +154,43 @@ def test_single_file_pack(tmp_path):
 def test_missing_pack_is_a_clear_error(tmp_path):
     with pytest.raises(RulePackError, match="rule pack not found"):
         load_pack(tmp_path / "nope")
+
+
+INLINE_ADVICE = """\
+advice:
+  en:
+    what: "{{ op }} runs a Pow in FP16."
+    why: Squares overflow early.
+    confirm: Look for inf in its dump.
+    fix: {any: Keep it in FP32.}
+    references: [team wiki]
+  zh:
+    what: "{{ op }} 以 FP16 运行 Pow。"
+    why: 平方很早就会溢出。
+    confirm: 检查其 dump 中的 inf。
+    fix: {any: 保持 FP32。}
+    references: [团队文档]
+"""
+
+
+def test_a_pack_can_bring_advice_for_a_new_kind(tmp_path):
+    from advisor.advice import render_advice
+    from advisor.diagnosis import Finding
+    text = GOOD_RULE.replace("kind: fp16_overflow", "kind: team_pow_in_fp16") + INLINE_ADVICE
+    pack = load_pack(make_pack(tmp_path, text))
+    assert "team_pow_in_fp16" in pack.advice
+    finding = Finding(id="x", rule="pow-in-fp16", pack="team", kind="team_pow_in_fp16", severity="warning",
+                      title={"en": "t", "zh": "t"}, op="Pow_1")
+    advice = render_advice(finding, "zh")
+    assert advice.title == "FP16 中的 Pow" and advice.what == "Pow_1 以 FP16 运行 Pow。"
+
+
+def test_inline_advice_with_a_missing_section_is_reported(tmp_path):
+    text = GOOD_RULE.replace("kind: fp16_overflow", "kind: team_other") + INLINE_ADVICE.replace(
+        "    why: 平方很早就会溢出。\n", "")
+    assert any("advice: missing section 'why'" in p for p in problems_of(make_pack(tmp_path, text)))
+
+
+def test_inline_advice_cannot_replace_a_builtin_page(tmp_path):
+    with pytest.raises(RulePackError, match="already has a built-in advice page"):
+        load_pack(make_pack(tmp_path, GOOD_RULE + INLINE_ADVICE))

@@ -65,10 +65,10 @@ def test_findings_become_facts_that_other_rules_explain():
     facts = [{"fact": "network", "id": "network", "output_deviates": True, "output_known": True},
              {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "overflow_enters": True, "error_enters": True,
               "output_deviates": True, "entry_confidence": 0.9}]
-    result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules["overflow-explains-inherited"]],
-                       facts)
+    explain = "specific-cause-explains-problem-node"
+    result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules[explain]], facts)
     assert {f.id for f in result.findings} == {"fp16-overflow@4", "problem-node@4"}
-    assert result.explanations == [("fp16-overflow@4", "problem-node@4", "overflow-explains-inherited")]
+    assert result.explanations == [("fp16-overflow@4", "problem-node@4", explain)]
 
 
 def test_parameters_can_be_overridden_per_run():
@@ -80,20 +80,18 @@ def test_parameters_can_be_overridden_per_run():
     assert run_rules([rule], facts, {"problem-node": {"min_confidence": 0.7}}).findings == []
 
 
-def test_any_next_to_a_join_reference_keeps_every_alternative(tmp_path):
-    # durable_rules drops alternatives of an $or that sits beside a join reference; `any` is
+def test_alternatives_next_to_a_join_reference_all_match(tmp_path):
+    # durable_rules drops alternatives of an $or that sits beside a join reference; `in`/`any` are
     # therefore expanded into separate durable rules. Both alternatives must match here.
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
-    rule = next(r for r in core.rules if r.id == "overflow-explains-inherited")
+    rule = next(r for r in core.rules if r.id == "specific-cause-explains-problem-node")
+    assert len(rule.compile_when()) == 2
     facts = [{"fact": "finding", "id": "o@12", "kind": "fp16_overflow", "index": 12, "root_cause": True},
-             {"fact": "finding", "id": "p@12", "kind": "problem_node", "index": 12, "root_cause": True,
-              "inputs_agree": True},
-             {"fact": "finding", "id": "o@20", "kind": "fp16_overflow", "index": 20, "root_cause": True,
-              "inputs_agree": False},
-             {"fact": "finding", "id": "o@31", "kind": "fp16_overflow", "index": 31, "root_cause": True,
-              "inputs_agree": True}]
+             {"fact": "finding", "id": "p@12", "kind": "problem_node", "index": 12, "root_cause": True},
+             {"fact": "finding", "id": "s@12", "kind": "single_point_deviation", "index": 12, "root_cause": True},
+             {"fact": "finding", "id": "p@30", "kind": "problem_node", "index": 30, "root_cause": True}]
     explained = sorted(symptom for cause, symptom, _ in run_rules([rule], facts).explanations)
-    assert explained == ["o@20", "p@12"]
+    assert explained == ["p@12", "s@12"]
 
 
 def test_many_rulesets_in_one_process_stay_sound():

@@ -20,7 +20,7 @@ def sample_finding(kind: str, values: dict | None = None) -> Finding:
 
 
 def test_every_emitted_kind_has_an_advice_page():
-    emitted = {rule.emit.kind for pack in load_packs() for rule in pack.rules if rule.emit}
+    emitted = {rule.emit.kind for rule in load_packs(installed=False).rules if rule.emit}
     assert emitted <= set(KINDS)
 
 

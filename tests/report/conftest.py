@@ -88,9 +88,9 @@ def advice_pages(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for kind, page in ADVICE_PAGES.items():
         (folder / f"{kind}.yaml").write_text(yaml.safe_dump(page, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(advisor.advice, "advice_dir", lambda: folder)
-    advisor.advice.load_page.cache_clear()
+    advisor.advice.clear_cache()
     yield folder
-    advisor.advice.load_page.cache_clear()
+    advisor.advice.clear_cache()
 
 
 def _series(n: int, drop_at: int | None, nan_at: tuple[int, ...] = ()) -> Series:

@@ -85,7 +85,7 @@ def test_html_shows_hostile_names_only_escaped(evil: Diagnosis, lang: str) -> No
 def test_html_links_only_plain_http_references(evil: Diagnosis, advice_pages: Path) -> None:
     page = {**EVIL_PAGE, "en": {**EVIL_PAGE["en"], "references": ["https://example.org/fp16", "ftp://x"]}}
     (advice_pages / "evil.yaml").write_text(yaml.safe_dump(page, allow_unicode=True), encoding="utf-8")
-    advisor.advice.load_page.cache_clear()
+    advisor.advice.clear_cache()
     collector = TagCollector()
     collector.feed(render(evil, "html", "en"))
     assert set(collector.hrefs) == {"https://example.org/fp16"}

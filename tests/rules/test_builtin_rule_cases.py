@@ -8,7 +8,7 @@ import pytest
 from advisor.engine.cases import run_case
 from advisor.engine.loading import load_packs
 
-RULES = [rule for pack in load_packs() for rule in pack.rules]
+RULES = load_packs(installed=False).rules
 CASES = [(rule, case) for rule in RULES for case in rule.cases]
 
 
