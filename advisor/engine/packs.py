@@ -18,6 +18,7 @@ from typing import Any
 from jinja2 import TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
+from .. import __version__
 from ..advice import known_kinds, register_page, validate_page
 from ..errors import KnowledgeError, RulePackError
 from ..facts.schema import FACT_FIELDS
@@ -223,8 +224,20 @@ def _pack_meta(meta: Any, path: Path, checker: _Checker) -> RulePack:
         checker.add("'pack' must be a lower-case name like 'core' or 'my-team'", meta, "pack")
     if not isinstance(version, str) or not re.match(r"^\d+(\.\d+){0,2}([.-]?\w+)?$", version):
         checker.add("'version' must be a version string like '1.0.0' (quote it in YAML)", meta, "version")
+    needed = meta.get("min_advisor_version")
+    if needed is not None:
+        if not isinstance(needed, str) or not re.match(r"^\d+(\.\d+)*$", needed):
+            checker.add("'min_advisor_version' is a version like '0.2' (quote it in YAML)", meta,
+                        "min_advisor_version")
+        elif _version_tuple(needed) > _version_tuple(__version__):
+            checker.add(f"the pack needs advisor >= {needed}; this is advisor {__version__} "
+                        f"(pip install -U advisor)", meta, "min_advisor_version")
     return RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text))
 
 
 def _texts(node: Any, checker: _Checker, parent: Any, key: str) -> dict[str, str]:

@@ -194,3 +194,10 @@ def test_inline_advice_with_a_missing_section_is_reported(tmp_path):
 def test_inline_advice_cannot_replace_a_builtin_page(tmp_path):
     with pytest.raises(RulePackError, match="already has a built-in advice page"):
         load_pack(make_pack(tmp_path, GOOD_RULE + INLINE_ADVICE))
+
+
+def test_a_pack_for_a_newer_advisor_says_so(tmp_path):
+    pack = make_pack(tmp_path)
+    (pack / "pack.yaml").write_text('pack: team\nversion: "0.1.0"\nmin_advisor_version: "99.0"\n')
+    (problem,) = problems_of(pack)
+    assert "pack.yaml:3:1: the pack needs advisor >= 99.0" in problem
