@@ -1,0 +1,121 @@
+"""Time ``read_graph`` on synthetic GE graph dumps (protobuf text, Build stage) of a given size, and the
+graph queries on a 100k-op graph.
+
+    python -m benchmarks.graph_load                 # 3.5 MB, 35 MB, and a 100k-op dump
+    python -m benchmarks.graph_load --mb 3.5 --ops 0
+
+The dumps are generated, not copied: ops look like real Build-stage ops (a chain of fused Conv /
+BNInferenceD / TransData ops with input and output descriptors, ~30 attributes each, original op
+names and pass names), at about 5 KB per op like the real dumps in the shared realdata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from advisor.graph import read_graph
+
+T = TypeVar("T")
+OP_TYPES = ("Conv2D", "BNInferenceD", "LeakyRelu", "TransData", "Cast", "Add", "BatchMatMulV2")
+PASSES = ("BatchNormPreprocessFusionPass", "BatchNormBnInferFusionPass", "HostBNFusionPass")
+
+
+def _desc(dims: tuple[int, ...], dtype: str = "DT_FLOAT16", indent: str = "    ") -> str:
+    shape = "".join(f"{indent}    dim: {d}\n" for d in dims)
+    attrs = "".join(
+        f'{indent}  attr {{\n{indent}    key: "{key}"\n{indent}    value {{\n{indent}      {value}\n'
+        f"{indent}    }}\n{indent}  }}\n"
+        for key, value in (("origin_format", 's: "NCHW"'), ("origin_data_type", 's: "DT_FLOAT"'),
+                           ("format_for_int", "i: 0"), ("origin_format_is_set", "b: true"),
+                           ("placement", "i: 0"), ("_is_zero_copy_block", "b: false")))
+    origin = "".join(f"{indent}          i: {d}\n" for d in dims)
+    attrs += (f'{indent}  attr {{\n{indent}    key: "origin_shape"\n{indent}    value {{\n{indent}      list {{\n'
+              f"{origin}{indent}        val_type: VT_LIST_INT\n{indent}      }}\n{indent}    }}\n{indent}  }}\n")
+    return (f"{indent}dtype: {dtype}\n{indent}shape {{\n{shape}{indent}}}\n{indent}layout: \"NCHW\"\n{attrs}"
+            f"{indent}size: 1024\n{indent}device_type: \"NPU\"\n{indent}real_dim_cnt: {len(dims)}\n")
+
+
+def _op(i: int, detailed: bool) -> str:
+    op_type = OP_TYPES[i % len(OP_TYPES)]
+    name = f"{op_type}_{i}"
+    lines = [f'  op {{\n    name: "{name}"\n    type: "{op_type}"\n']
+    if i:
+        lines.append(f'    input: "{OP_TYPES[(i - 1) % len(OP_TYPES)]}_{i - 1}:0"\n')
+    if i > 1 and i % 5 == 0:
+        lines.append(f'    input: "{OP_TYPES[(i - 2) % len(OP_TYPES)]}_{i - 2}:-1"\n')
+    originals = "".join(f'          s: "{name}_orig_{k}"\n' for k in range(1 + i % 3))
+    lines.append(f'    attr {{\n      key: "_datadump_original_op_names"\n      value {{\n        list {{\n{originals}'
+                 f"          val_type: VT_LIST_STRING\n        }}\n      }}\n    }}\n")
+    lines.append(f'    attr {{\n      key: "pass_name"\n      value {{\n        s: "{PASSES[i % 3]}"\n'
+                 "      }\n    }\n")
+    if detailed:
+        for k in range(24):
+            value = (f'i: {k * i}', 'b: true', f's: "te_{op_type.lower()}_{k:02d}_kernel0"')[k % 3]
+            lines.append(f'    attr {{\n      key: "_attr_{k:02d}"\n      value {{\n        {value}\n'
+                         "      }\n    }\n")
+        lines.append(f"    id: {i}\n    stream_id: 0\n")
+        lines.append(f"    input_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
+        lines.append(f"    output_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
+    lines.append("  }\n")
+    return "".join(lines)
+
+
+def generate(path: Path, *, megabytes: float = 0.0, ops: int = 0, detailed: bool = True) -> int:
+    """Write a dump of about ``megabytes`` (or exactly ``ops`` ops); returns the op count."""
+    target = int(megabytes * 1e6)
+    written = 0
+    count = 0
+    with path.open("w", encoding="utf-8") as out:
+        out.write('graph {\n  name: "synthetic_graph"\n')
+        while (ops and count < ops) or (not ops and written < target):
+            text = _op(count, detailed)
+            out.write(text)
+            written += len(text)
+            count += 1
+        out.write('  attr {\n    key: "_session_graph_id"\n    value {\n      s: "0_1"\n    }\n  }\n}\n')
+    return count
+
+
+def _timed(label: str, fn: Callable[[], T]) -> T:
+    start = time.perf_counter()
+    result = fn()
+    print(f"  {label:<28} {time.perf_counter() - start:8.3f} s")
+    return result
+
+
+def bench(path: Path) -> None:
+    size = path.stat().st_size / 1e6
+    graph = _timed("read_graph", lambda: read_graph(path))
+    print(f"  ({size:.1f} MB, {len(graph)} ops)")
+    _timed("topological_order", graph.topological_order)
+    _timed("golden_to_target", lambda: graph.golden_to_target)
+    middle = graph.nodes[len(graph) // 2].name
+    _timed("neighbourhood(depth=3)", lambda: graph.neighbourhood(middle, 3))
+    _timed("to_frame", graph.to_frame)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, nargs="*", default=[3.5, 35.0], help="dump sizes in MB")
+    parser.add_argument("--ops", type=int, default=100_000, help="also a lean dump with this many ops (0: skip)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in args.mb:
+            path = Path(tmp) / f"ge_proto_{mb:g}MB_Build.txt"
+            generate(path, megabytes=mb)
+            print(f"GE proto text, {mb:g} MB target:")
+            bench(path)
+        if args.ops:
+            path = Path(tmp) / f"ge_proto_{args.ops}ops_Build.txt"
+            generate(path, ops=args.ops, detailed=False)
+            print(f"GE proto text, {args.ops} ops (no descriptors):")
+            bench(path)
+
+
+if __name__ == "__main__":
+    main()
