@@ -39,7 +39,7 @@ def test_advice_renders_with_and_without_optional_values(kind, lang, values):
 def test_fp16_overflow_advice_names_the_ops_to_keep_in_fp32():
     advice = render_advice(sample_finding("fp16_overflow", {"keep_fp32": "Pow_12,ReduceMean_13"}), "en")
     ascend = dict(advice.fixes)["Ascend (ATC / torch_npu)"]
-    assert "Pow_12,ReduceMean_13" in ascend and "--keep_dtype" in ascend
+    assert "Pow_12, ReduceMean_13" in ascend and "--keep_dtype" in ascend
     onnx = dict(advice.fixes)["ONNX Runtime"]
     assert 'node_block_list=["Pow_12", "ReduceMean_13"]' in onnx
 
