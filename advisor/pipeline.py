@@ -71,13 +71,21 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
 
 
 def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
-    """Every finding names the source rows it came from: all rows of its op."""
+    """Every finding names the source rows it came from: all rows of its op (the first
+    MAX_SOURCE_LINES). One pass over the table for all findings, not one per finding: a noisy
+    network can give a thousand findings, and a million-row column costs milliseconds per pass."""
+    wanted = {finding.index for finding in findings if finding.index is not None}
+    if not wanted:
+        return
     frame = table.frame
+    hits = frame.loc[frame["op_index"].isin(wanted).to_numpy(dtype=bool), ["op_index", "source_line"]]
+    first = hits.groupby("op_index", sort=False).head(MAX_SOURCE_LINES)
+    lines: dict[int, list[int]] = {}
+    for index, line in zip(first["op_index"].tolist(), first["source_line"].tolist(), strict=True):
+        lines.setdefault(int(index), []).append(int(line))
     for finding in findings:
-        if finding.index is None:
-            continue
-        lines = frame.loc[frame["op_index"] == finding.index, "source_line"]
-        finding.source_lines = [int(x) for x in lines.head(MAX_SOURCE_LINES)]
+        if finding.index is not None:
+            finding.source_lines = lines.get(int(finding.index), [])
 
 
 def _series(facts: FactSet, thresholds: Thresholds) -> Series | None:

@@ -70,6 +70,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "hidden_entry": (BOOL, "the network's first disagreement shows on this op's inputs"),
         "local_drop": (NUMBER, "input cosine minus output cosine where error enters"),
         "entry_confidence": (NUMBER, "confidence that error enters here (0..1)"),
+        "absorbed": (BOOL, "error enters here, then the network agrees again before error enters at a later op"),
         "out_overflow": (BOOL, "an FP16 output overflows (OverFlow flag or inf/NaN)"),
         "overflow_enters": (BOOL, "outputs overflow while inputs do not"),
         "out_nonfinite": (BOOL, "a target output holds inf or NaN"),
