@@ -44,8 +44,16 @@ def _jitter(seed: int, amplitude: int) -> tuple[int, int]:
 
 
 def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
-               outlier_block: int | None = None) -> NetworkCase:
-    """The case for ``network`` and ``seed`` (``outlier_*`` only apply to the transformer)."""
+               outlier_block: int | None = None, text_bytes: int | None = None,
+               super_weights: dict | None = None, output_logits: float | None = None) -> NetworkCase:
+    """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
+
+    ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
+    from block ``outlier_block``'s MLP bias). ``text_bytes``: run on the first ``text_bytes`` bytes
+    of the novel's opening sentence instead of its first clause. ``super_weights``: arguments of
+    :func:`networks.plant_super_weights` (block, ratio, row). ``output_logits``: the median runner-up
+    output logit after :func:`networks.grow_output_logits`.
+    """
     if network == "mtcnn_pnet":
         offset = tuple(abs(s) for s in _jitter(seed, 8))
         raw = inputs.whole_photo(96, offset)
@@ -65,13 +73,25 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                            None, {"start": start},
                            f"CREPE tiny on 8 frames of CMU ARCTIC a0007 speech from sample {start}")
     if network == "byte_transformer":
-        tokens = inputs.sentence_tokens()
+        if text_bytes is None:
+            tokens, text = inputs.sentence_tokens(), "a Dickens sentence"
+        else:
+            tokens, text = inputs.opening_tokens(text_bytes), f"the first {text_bytes} bytes of Dickens' opening"
         embedding_scale = outlier_scale if outlier_block is None else 1.0
         module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale)
         if outlier_block is not None:
             with torch.no_grad():
                 for dim in networks.ByteTransformer.OUTLIER_DIMS:
                     module.blocks[outlier_block].b2[dim] = outlier_scale
+        notes = []
+        if super_weights is not None:
+            value = networks.plant_super_weights(module, **super_weights)
+            notes.append(f"super weights of {value:.2f} in block {super_weights['block']}'s MLP down-projection")
+        if output_logits is not None:
+            factor = networks.grow_output_logits(module, tokens, output_logits)
+            notes.append(f"output head scaled x{factor:.0f}, an exaggerated output-logit drift: the runner-up "
+                         f"logit of the median position is {output_logits:g}")
+        extra = "".join(f"; {note}" for note in notes)
         return NetworkCase(network, seed, module, {"tokens": tokens}, None, {},
-                           "2-block byte transformer (seeded weights) on a Dickens sentence")
+                           f"2-block byte transformer (seeded weights{extra}) on {text}")
     raise KeyError(f"unknown network '{network}'; known: {', '.join(NETWORKS)}")

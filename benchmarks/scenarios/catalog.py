@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from benchmarks.scenarios import faults, inputs
+from benchmarks.scenarios import faults, graph, inputs
 from benchmarks.scenarios.cases import NetworkCase
 
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
     "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
+    "quant_per_tensor", "quant_symmetric", "mixed_input_overflow", "mixed_overflow_problem",
+    "mixed_spd_problem",
 )
 
 
@@ -122,6 +124,129 @@ def overflow(description: str) -> Callable:
     return make
 
 
+# --- quantisation and mixtures (the byte transformer's ops are found by what they compute) -------
+
+def _traced(case: NetworkCase) -> graph.GoldenGraph:
+    return graph.trace(case.module, list(case.feeds))
+
+
+def _projection_op(case: NetworkCase, parameter: str) -> str:
+    """The golden MatMul that multiplies by the graph constant ``parameter`` (``blocks.1.w2``)."""
+    for op in _traced(case).ops_of_type("MatMul"):
+        if any(getattr(a, "op", None) == "get_attr" and a.target == parameter for a in op.node.args):
+            return op.name
+    raise KeyError(f"no MatMul reads {parameter}")
+
+
+def _attention_ops(case: NetworkCase, block: int) -> tuple[str, str, str]:
+    """(scores MatMul, Softmax, probabilities @ V MatMul) of ``blocks[block]``'s attention."""
+    traced = _traced(case)
+    softmaxes = [op for op in traced.ops_of_type("Softmax") if traced.consumers(op.name)]
+    softmax = softmaxes[block]
+    scaled = traced.op(softmax.inputs[0])                     # the Div by sqrt(d)
+    scores = traced.op(scaled.inputs[0])
+    (context,) = traced.consumers(softmax.name)
+    return scores.name, softmax.name, context.name
+
+
+def _channel_spread(weight: torch.Tensor) -> tuple[float, float]:
+    """(largest / smallest, largest / median) of the per-output-channel max |w| (columns)."""
+    ranges = weight.detach().abs().amax(dim=0)
+    return float(ranges.max() / ranges.min()), float(ranges.max() / ranges.median())
+
+
+def per_tensor_down_projection(block: int) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        parameter = f"blocks.{block}.w2"
+        weight = case.module.get_parameter(parameter)
+        spread, to_median = _channel_spread(weight)
+        return faults.WeightQuantFault(
+            kind="quant_per_tensor", golden_op=_projection_op(case, parameter), weight=weight,
+            description=(f"block {block}'s MLP down-projection runs with int8 weights quantised with ONE scale "
+                         f"for the whole tensor (per-tensor symmetric, scale max|W|/127; weight-only int8, "
+                         f"activations and the rest of the network FP16). Its output channels' weight ranges "
+                         f"differ by {spread:.0f}x ({to_median:.0f}x the median channel) because two channels hold "
+                         f"super weights, so the scale they set leaves every other channel a few int8 steps; "
+                         f"per-channel scales would keep each channel's own range"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_tensor",
+                "weight_only": True},
+                "quantized_layers": [_projection_op(case, parameter)]})
+    return make
+
+
+def symmetric_attention_probabilities(blocks: tuple[int, ...]) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        contexts = tuple(_attention_ops(case, b)[2] for b in blocks)
+        return faults.InputQuantFault(
+            kind="quant_symmetric", golden_ops=contexts, slot=0, symmetric=True, low=0.0, high=1.0,
+            description=("the attention probabilities (Softmax outputs, all in [0, 1]) entering the "
+                         f"probabilities @ V MatMul of block(s) {', '.join(map(str, blocks))} are quantised to "
+                         "SIGNED int8, symmetric, with the softmax's full range as calibration (amax 1.0, scale "
+                         "1/127): the 128 negative codes are never used and a typical probability (~1/"
+                         f"{case.feeds['tokens'].shape[1]}) is less than one step; asymmetric/unsigned int8 "
+                         "(scale 1/255) halves the step and keeps this op within the thresholds"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
+                "quantized_layers": list(contexts),
+                "calibration": {"custom_ranges": {c + ":input:0": [-1.0, 1.0] for c in contexts}}})
+    return make
+
+
+def pcm_not_normalised(mode: str) -> Callable:
+    words = {"none_int16": "16-bit PCM sample values (+-32768 scale) without torchcrepe's per-frame "
+                           "normalisation",
+             "centre_int16": "16-bit PCM sample values with each frame's mean removed but never divided by "
+                             "its standard deviation"}
+
+    def make(case: NetworkCase) -> faults.Fault:
+        def make_input(_: torch.Tensor) -> torch.Tensor:
+            return inputs.crepe_frames(8, case.crop_args["start"], normalise=mode)
+        return faults.InputFault(
+            kind="input_mismatch", input_name="frames", make_input=make_input, then_overflows=True,
+            description=(f"the target is fed {words[mode]} where frames of zero mean and unit variance are "
+                         "expected: the input differs in scale by ~3000x (cosine alone barely notices: it is "
+                         "blind to scale), and the first convolution's FP16 output overflows as a "
+                         "consequence. Root cause: the input, not the convolution"))
+    return make
+
+
+def saturated_output_logits(case: NetworkCase) -> faults.Fault:
+    traced = _traced(case)
+    softmax = traced.ops_of_type("Softmax")[-1]
+    head = traced.op(traced.op(softmax.inputs[0]).inputs[0])      # Add(bias) <- MatMul
+    return faults.OverflowFault(
+        kind="fp16_overflow", expected_type="BatchMatMulV2", saturate=True, then_golden_op=softmax.name,
+        description=(f"the output head ({head.name}) computes logits beyond 65504 at many positions and the "
+                     "device runs in saturation mode (aclrtSetDeviceSatMode; the default of older Ascend "
+                     "parts), so they are clamped to 65504 instead of becoming inf: "
+                     "the overflowing MatMul still agrees by every metric (OverFlow YES is its only sign), "
+                     "but logits that differed collapse onto the same value and the one-hot output "
+                     f"{softmax.name} splits its probability among them, so error seems to enter at the "
+                     "Softmax, whose input agrees. Root cause: the FP16 overflow upstream (keep the head "
+                     "MatMul and Softmax in FP32, or add z-loss when training)"),
+        build_knobs={"runtime": {"aclrtSetDeviceSatMode": "ACL_RT_OVERFLOW_MODE_SATURATION"}})
+
+
+def spd_then_problem_node(spd_blocks: tuple[int, ...], problem_block: int) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        contexts = tuple(_attention_ops(case, b)[2] for b in spd_blocks)
+        softmax = _attention_ops(case, problem_block)[1]
+        early = faults.InputQuantFault(kind="single_point_deviation", golden_ops=contexts, slot=0,
+                                       symmetric=True, low=0.0, high=1.0)
+        late = faults.OpFault(kind="problem_node", golden_op=softmax, override=faults.softmax_over(-2))
+        return faults.CompositeFault(
+            kind="problem_node", root=late, others=((early, "harmless"),),
+            description=(f"two faults. Early: block {spd_blocks[0]}'s attention probabilities are quantised to "
+                         f"signed int8 (scale 1/127) in {contexts[0]}: its output deviates, but the residual "
+                         "stream absorbs it and the next ops agree again (a single-point deviation). Later: "
+                         f"block {problem_block}'s {softmax} is computed over the query axis instead of the key "
+                         "axis: its input agrees, its output and everything after it deviate, and the network "
+                         "output breaks. The earliest root cause that matters is the later problem node: "
+                         "fixing the early deviation would not fix the output"))
+    return make
+
+
 # --- the corpus ---------------------------------------------------------------------------------
 
 _BN = "BatchNorm folded with the variance instead of sqrt(variance + eps)"
@@ -172,6 +297,26 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "bn_inserted", 0, double_normalised),
     ScenarioSpec("layout_nchw_nhwc", "mtcnn_onet", "nhwc_buffer", 0, nhwc_as_nchw),
     ScenarioSpec("layout_nchw_nhwc", "mtcnn_pnet", "nhwc_buffer", 0, nhwc_as_nchw),
+    # Quantisation. The trained MTCNN and CREPE layers do not show these faults (see the README:
+    # their per-channel weight ranges differ by <= 18x even with BatchNorm folded, and one-sided
+    # activations calibrated on real images keep red <= 0.13), so both run on the transformer.
+    *(ScenarioSpec("quant_per_tensor", "byte_transformer", f"super_weights_b{block}", seed,
+                   per_tensor_down_projection(block),
+                   case_args={"super_weights": {"block": block, "ratio": 40.0, "row": 0}})
+      for block, seed in ((1, 0), (0, 1), (1, 2))),
+    *(ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8", seed,
+                   symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 160})
+      for seed in (0, 1, 2)),
+    # Mixtures: one root cause and a second finding it explains, or a harmless earlier one.
+    ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_int16", 0, pcm_not_normalised("none_int16")),
+    ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_centred", 1, pcm_not_normalised("centre_int16")),
+    ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_int16", 2, pcm_not_normalised("none_int16")),
+    *(ScenarioSpec("mixed_overflow_problem", "byte_transformer", "output_logit_drift", seed,
+                   saturated_output_logits, case_args={"output_logits": 68000.0})
+      for seed in (0, 1, 2)),
+    *(ScenarioSpec("mixed_spd_problem", "byte_transformer", f"int8_attention_{length}", seed,
+                   spd_then_problem_node((0,), 1), case_args={"text_bytes": length})
+      for length, seed in ((128, 1), (128, 2), (112, 2))),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.
@@ -185,6 +330,11 @@ SMALL: tuple[str, ...] = (
     "rgb_bgr_swap__mtcnn_pnet__aipp_swap__s0",
     "duplicate_normalization__mtcnn_rnet__bn_inserted__s0",
     "layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0",
+    "quant_per_tensor__byte_transformer__super_weights_b1__s0",
+    "quant_symmetric__byte_transformer__attention_int8__s0",
+    "mixed_input_overflow__crepe_tiny__pcm_int16__s0",
+    "mixed_overflow_problem__byte_transformer__output_logit_drift__s0",
+    "mixed_spd_problem__byte_transformer__int8_attention_128__s1",
 )
 
 

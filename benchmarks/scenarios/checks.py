@@ -1,20 +1,37 @@
 """Self-checks: does a generated result CSV show the signature its label promises?
 
-Each check reads the CSV back with pandas (as any consumer would) and returns a list of problems;
-an empty list means the scenario is what it claims to be. Thresholds are the vendors' cosine 0.99.
+"Agrees" and "deviates" are judged exactly as the advisor judges them: the CSV is read with the
+advisor's own reader (``advisor.ingest.read_comparison``) and turned into per-op facts with
+``advisor.facts.builder.build_facts`` and the shipped thresholds (``knowledge/thresholds.yaml``,
+via ``advisor.facts.thresholds.load_thresholds``). A tensor deviates when its cosine is below the
+dtype's limit, its relative Euclidean distance above it, its scale error |rms_t / rms_g - 1| above
+it, or it is non-finite; error *enters* an op whose inputs agree and whose outputs deviate
+(``error_enters``), an overflow starts where ``overflow_enters``. Those per-op columns are used as
+the advisor computes them, so a label and the advisor's diagnosis can never disagree about what the
+CSV shows: only about what causes it.
+
+Each check returns a list of problems; an empty list means the scenario is what it claims to be.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from advisor.compare import HEADER
+from advisor.facts.builder import build_facts
+from advisor.facts.thresholds import load_thresholds
+from advisor.ingest import read_comparison
 
+#: The vendors' cosine threshold: only used to report where a cosine-only reader would look.
 COSINE_OK = 0.99
 INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc")
+#: Kinds whose root cause must break the network output (a problem node, as the advisor says today).
+OUTPUT_BREAKING_KINDS = ("problem_node", "quant_per_tensor", "quant_symmetric")
 
 
 def read_result(path: Path) -> pd.DataFrame:
@@ -24,9 +41,39 @@ def read_result(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _low(frame: pd.DataFrame) -> pd.Series:
-    """Rows whose cosine is below the threshold (NaN does not count, inf values never occur)."""
-    return frame["CosineSimilarity"] < COSINE_OK
+@dataclass
+class Judgement:
+    """The advisor's view of one result CSV: per-op facts (indexed by the CSV's ``Index``) and the
+    network output."""
+
+    ops: pd.DataFrame
+    network: dict[str, Any]
+
+    def op(self, index: int) -> pd.Series | None:
+        return self.ops.loc[index] if index in self.ops.index else None
+
+    @property
+    def deviating(self) -> pd.Series:
+        """Ops with any deviating tensor (input or output)."""
+        return self.ops["in_deviates"] | self.ops["out_deviates"]
+
+    @property
+    def overflowing(self) -> pd.Series:
+        return self.ops["in_overflow"] | self.ops["out_overflow"]
+
+    def first(self, mask: pd.Series) -> int | None:
+        hits = self.ops.index[mask.to_numpy(dtype=bool)]
+        return int(hits[0]) if len(hits) else None
+
+    @property
+    def output_deviates(self) -> bool:
+        return bool(self.network.get("output_deviates", False))
+
+
+def judge(path: Path) -> Judgement:
+    """Read ``path`` and judge every tensor the way ``advisor run`` does (default thresholds)."""
+    facts = build_facts(read_comparison(path), load_thresholds())
+    return Judgement(facts.ops, facts.network)
 
 
 def check_layout(path: Path) -> list[str]:
@@ -43,61 +90,118 @@ def check_layout(path: Path) -> list[str]:
     return problems
 
 
-def check_signature(path: Path, label: dict) -> list[str]:
+def _describe(op: pd.Series) -> str:
+    return (f"{op['op']} (in cos {op['in_cosine']:.6g}, red {op['in_red']:.3g}, scale {op['in_scale']:.3g}; "
+            f"out cos {op['out_cosine']:.6g}, red {op['out_red']:.3g}, scale {op['out_scale']:.3g})")
+
+
+def _entry_problems(judged: Judgement, index: int, what: str) -> list[str]:
+    """Error enters at ``index`` (the advisor's ``error_enters``: inputs agree, outputs deviate)."""
+    op = judged.op(index)
+    if op is None:
+        return [f"{what}: no op at Index {index}"]
+    if op["error_enters"]:
+        return []
+    if not op["inputs_agree"]:
+        return [f"{what}'s inputs already deviate: {_describe(op)}"]
+    return [f"{what}'s outputs do not deviate: {_describe(op)}"]
+
+
+def _overflow_entry_problems(judged: Judgement, index: int, what: str) -> list[str]:
+    """An overflow starts at ``index`` (the advisor's ``overflow_enters``)."""
+    op = judged.op(index)
+    if op is None:
+        return [f"{what}: no op at Index {index}"]
+    if op["overflow_enters"]:
+        return []
+    if not op["out_overflow"]:
+        return [f"{what}'s output is not flagged OverFlow YES"]
+    return [f"{what}'s inputs already overflow"]
+
+
+def check_signature(path: Path, label: dict, judged: Judgement | None = None) -> list[str]:
     """Problems with the scenario's intended signature (empty when it shows as labelled)."""
-    frame = read_result(path)
-    kind, index = label["kind"], label["index"]
-    network_out = frame[frame["is_output"]]["CosineSimilarity"]
-    out_ok = bool((network_out >= COSINE_OK).all())
     problems = check_layout(path)
-    overflow = frame["OverFlow"] == "YES"
+    frame = read_result(path)
+    judged = judged or judge(path)
+    kind, index = label["kind"], label["index"]
+    out_deviates = judged.output_deviates
     if kind == "consistent":
-        if _low(frame).any():
-            first = frame[_low(frame)].iloc[0]
-            problems.append(f"clean run has cosine {first.CosineSimilarity} < {COSINE_OK} at "
-                            f"{first.TensorIndex}")
-        if overflow.any():
+        first = judged.first(judged.deviating)
+        if first is not None:
+            problems.append(f"clean run deviates at {_describe(judged.op(first))}")
+        if judged.overflowing.any():
             problems.append("clean run has OverFlow YES rows")
+        if out_deviates:
+            problems.append("clean run's network output deviates")
         return problems
     op_rows = frame[(frame["Index"] == index) & ~frame["is_output"]]
-    if op_rows.empty or op_rows["NPUDump"].iloc[0] != label["op"]:
+    if op_rows.empty or op_rows["NPUDump"].iloc[0] != label["op"] or judged.op(index) is None:
         return problems + [f"no rows for labelled op {label['op']} at Index {index}"]
-    before = frame[(frame["Index"] < index) & ~frame["is_output"]]
+    symptoms = label.get("symptoms", [])
+    harmless = [s for s in symptoms if s["relation"] == "harmless"]
+    before = judged.ops.index < index
+    first_overflow = judged.first(judged.overflowing)
+    if first_overflow is not None and first_overflow < index:
+        problems.append(f"OverFlow YES before the labelled op, at {judged.op(first_overflow)['op']}")
+    first_deviation = judged.first(judged.deviating & before)
+    if first_deviation is not None and not harmless:
+        problems.append(f"a tensor deviates before the labelled op, at {_describe(judged.op(first_deviation))}")
     if kind == "fp16_overflow":
-        if overflow[frame["Index"] < index].any():
-            problems.append("OverFlow YES before the labelled op")
-        if not overflow[(frame["Index"] == index) & (frame["io"] == "output")].any():
-            problems.append("labelled op's output is not flagged OverFlow YES")
-        if out_ok:
-            problems.append("network output still agrees despite the overflow")
-        return problems
-    if _low(before).any():
-        first = before[_low(before)].iloc[0]
-        problems.append(f"cosine < {COSINE_OK} before the labelled op, at {first.TensorIndex}")
-    outputs = op_rows[op_rows["io"] == "output"]["CosineSimilarity"]
-    inputs = op_rows[op_rows["io"] == "input"]["CosineSimilarity"]
-    if not (outputs < COSINE_OK).all():
-        problems.append(f"labelled op's output cosine {list(outputs)} is not < {COSINE_OK}")
-    if (inputs < COSINE_OK).any():
-        problems.append(f"labelled op's input cosine {list(inputs)} is already < {COSINE_OK}")
-    if kind == "single_point_deviation" and not out_ok:
-        problems.append(f"network output cosine {list(network_out)} should stay >= {COSINE_OK}")
-    if kind in ("problem_node", "quant_per_tensor", "quant_symmetric") and out_ok:
-        problems.append(f"network output cosine {list(network_out)} should drop below {COSINE_OK}")
+        problems += _overflow_entry_problems(judged, index, "labelled op")
+    else:
+        problems += _entry_problems(judged, index, "labelled op")
+    if kind == "single_point_deviation" and out_deviates:
+        problems.append(f"network output deviates (cosine {judged.network.get('output_cosine')}): "
+                        "a single-point deviation must be absorbed")
+    if (kind in OUTPUT_BREAKING_KINDS or kind == "fp16_overflow") and not out_deviates:
+        problems.append(f"network output still agrees (cosine {judged.network.get('output_cosine')})")
     if kind in INPUT_KINDS and label["op"] != frame["NPUDump"].iloc[0]:
         problems.append("input faults must be located at the first (Data) op")
+    for symptom in symptoms:
+        problems += _symptom_problems(judged, label, symptom, first_deviation)
     return problems
 
 
-def summarise(path: Path) -> dict:
-    """Observed key numbers, stored in label.json under ``observed``."""
+def _symptom_problems(judged: Judgement, label: dict, symptom: dict, first_deviation: int | None) -> list[str]:
+    """A mixture's other finding: an explained consequence after the root cause, or a harmless
+    earlier deviation the network recovers from before the root cause."""
+    what = f"{symptom['relation']} {symptom['kind']} symptom {symptom['op']}@{symptom['index']}"
+    index = symptom["index"]
+    if judged.op(index) is None or judged.op(index)["op"] != symptom["op"]:
+        return [f"{what}: no such op in the comparison"]
+    if symptom["relation"] == "explained":
+        problems = [] if index > label["index"] else [f"{what} does not follow the root cause"]
+        if symptom["kind"] == "fp16_overflow":
+            problems += _overflow_entry_problems(judged, index, what)
+            first = judged.first(judged.ops["overflow_enters"])
+            if first != index:
+                problems.append(f"{what} is not the first overflow (first at Index {first})")
+        else:
+            problems += _entry_problems(judged, index, what)
+        return problems
+    problems = [] if index < label["index"] else [f"{what} does not come before the root cause"]
+    problems += _entry_problems(judged, index, what)
+    if first_deviation != index:
+        problems.append(f"{what} is not the first deviation (first at Index {first_deviation})")
+    return problems
+
+
+def summarise(path: Path, judged: Judgement | None = None) -> dict:
+    """Observed key numbers, stored in label.json under ``observed``.
+
+    ``first_deviating_index`` is the advisor's view (cosine, distance, scale per dtype);
+    ``first_low_cosine_index`` is where a reader of cosine alone (< 0.99) would look.
+    """
     frame = read_result(path)
-    low = frame[_low(frame) & ~frame["is_output"]]
-    overflow = frame[frame["OverFlow"] == "YES"]
+    judged = judged or judge(path)
+    low = frame[(frame["CosineSimilarity"] < COSINE_OK) & ~frame["is_output"]]
     network_out = frame[frame["is_output"]]["CosineSimilarity"]
     return {
         "rows": int(len(frame)),
+        "first_deviating_index": judged.first(judged.deviating),
+        "first_overflow_index": judged.first(judged.overflowing),
         "first_low_cosine_index": int(low["Index"].iloc[0]) if len(low) else None,
-        "first_overflow_index": int(overflow["Index"].iloc[0]) if len(overflow) else None,
+        "network_output_deviates": judged.output_deviates,
         "network_output_cosine": [None if np.isnan(v) else round(float(v), 6) for v in network_out],
     }

@@ -24,6 +24,10 @@ from benchmarks.scenarios.networks import package_file
 FACE_BOX: tuple[int, int, int] = (40, 168, 124)
 #: The opening of "A Tale of Two Cities" (Dickens, 1859; public domain).
 SENTENCE = "It was the best of times, it was the worst of times."
+#: The rest of its first sentence, for runs over longer sequences.
+OPENING = (SENTENCE[:-1] + ", it was the age of wisdom, it was the age of foolishness, it was the epoch of "
+           "belief, it was the epoch of incredulity, it was the season of Light, it was the season of Darkness, "
+           "it was the spring of hope, it was the winter of despair.")
 #: CREPE's input: frames of 1024 samples at 16 kHz.
 CREPE_FRAME = 1024
 
@@ -87,19 +91,37 @@ def speech() -> np.ndarray:
     return samples.astype(np.float32) / 32768.0
 
 
-def crepe_frames(frames: int, start: int = 32000, hop: int = 160) -> torch.Tensor:
+def crepe_frames(frames: int, start: int = 32000, hop: int = 160, normalise: str = "frame") -> torch.Tensor:
     """``frames`` CREPE input frames from sample ``start``, every ``hop`` samples (10 ms).
 
-    As torchcrepe does, each frame is normalised to zero mean and unit standard deviation.
+    ``normalise="frame"`` does what torchcrepe does: each frame to zero mean and unit standard
+    deviation. The other values reproduce pre-processing bugs: ``"none_int16"`` feeds the 16-bit
+    PCM sample values as floats (no scaling to [-1, 1], no per-frame normalisation) and
+    ``"centre_int16"`` removes each frame's mean but never divides by its standard deviation.
     Shape (frames, 1, 1024, 1).
     """
     audio = speech()
     windows = np.stack([audio[start + i * hop:start + i * hop + CREPE_FRAME] for i in range(frames)])
-    windows = windows - windows.mean(axis=1, keepdims=True)
-    windows = windows / np.maximum(windows.std(axis=1, keepdims=True), 1e-10)
+    if normalise == "frame":
+        windows = windows - windows.mean(axis=1, keepdims=True)
+        windows = windows / np.maximum(windows.std(axis=1, keepdims=True), 1e-10)
+    elif normalise == "none_int16":
+        windows = windows * 32768.0
+    elif normalise == "centre_int16":
+        windows = (windows - windows.mean(axis=1, keepdims=True)) * 32768.0
+    else:
+        raise ValueError(f"unknown normalisation '{normalise}'")
     return torch.from_numpy(windows.astype(np.float32))[:, None, :, None]
 
 
 def sentence_tokens(text: str = SENTENCE) -> torch.Tensor:
     """UTF-8 bytes of ``text`` as int64 tokens, shape (1, len)."""
     return torch.tensor([list(text.encode("utf-8"))], dtype=torch.int64)
+
+
+def opening_tokens(length: int) -> torch.Tensor:
+    """The first ``length`` bytes of the novel's opening sentence as tokens, shape (1, length)."""
+    data = OPENING.encode("utf-8")
+    if not 0 < length <= len(data):
+        raise ValueError(f"length must be in 1..{len(data)}")
+    return torch.tensor([list(data[:length])], dtype=torch.int64)

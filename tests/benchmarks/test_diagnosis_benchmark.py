@@ -39,7 +39,16 @@ SUPPORTED_TODAY: dict[str, tuple[str, str | None, int | None]] = {
     "rgb_bgr_swap__mtcnn_pnet__aipp_swap__s0": ("input_mismatch", "images", 0),
     "duplicate_normalization__mtcnn_rnet__bn_inserted__s0": ("input_mismatch", "images", 0),
     "layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0": ("input_mismatch", "images", 0),
+    # Later capability (quantisation diagnosis): a problem node at the quantised op today.
+    "quant_per_tensor__byte_transformer__super_weights_b1__s0": ("problem_node", "MatMul_97", 87),
+    "quant_symmetric__byte_transformer__attention_int8__s0": ("problem_node", "MatMul_26", 24),
+    # Mixtures: one root cause explains (or outlives) a second finding.
+    "mixed_input_overflow__crepe_tiny__pcm_int16__s0": ("input_mismatch", "frames", 0),
+    "mixed_overflow_problem__byte_transformer__output_logit_drift__s0": ("fp16_overflow", "MatMul_109", 98),
+    # The early int8 attention error is absorbed; the later Softmax over the wrong axis breaks the output.
+    "mixed_spd_problem__byte_transformer__int8_attention_128__s1": ("problem_node", "Softmax_74", 66),
 }
+MISSED_TODAY: set[str] = set()
 
 
 @pytest.fixture(scope="module")
@@ -80,20 +89,20 @@ def test_the_table_is_complete(committed):
 def test_diagnosis_supported_today(committed, name):
     result = next(s for s in committed.scenarios if s.name == name)
     assert (result.got_kind, result.got_op, result.got_index) == SUPPORTED_TODAY[name], result.got
-    assert result.correct and result.error is None
+    assert result.correct == (name not in MISSED_TODAY) and result.error is None
 
 
 def test_accuracy_on_supported_families_is_complete(committed):
     summary = committed.summary()
-    assert summary["supported_families"] == {"correct": 6, "total": 6, "accuracy": 1.0}
-    assert summary["later_capability_supported_answer"] == {"correct": 3, "total": 3, "accuracy": 1.0}
-    assert summary["overall"]["accuracy"] == 1.0
+    assert summary["supported_families"] == {"correct": 9, "total": 9, "accuracy": 1.0}
+    assert summary["later_capability_supported_answer"] == {"correct": 5, "total": 5, "accuracy": 1.0}
+    assert summary["overall"]["correct"] == 14 and summary["overall"]["total"] == 14
     assert summary["false_alarms_on_clean"] == {"count": 0, "clean": 2}
     # The later-capability kinds are reported as not (yet) diagnosed, not hidden.
-    assert summary["exact_label"] == {"correct": 6, "total": 9, "accuracy": pytest.approx(6 / 9, abs=1e-6)}
-    assert committed.misses == []
+    assert summary["exact_label"] == {"correct": 9, "total": 14, "accuracy": pytest.approx(9 / 14, abs=1e-6)}
+    assert sorted(s.name for s in committed.misses) == sorted(MISSED_TODAY)
     for family in committed.families:
-        assert family.correct == family.scenarios
+        assert family.correct == family.scenarios - sum(n.startswith(family.family + "__") for n in MISSED_TODAY)
 
 
 def test_report_shows_every_family_and_column(committed):
@@ -108,10 +117,10 @@ def test_report_shows_every_family_and_column(committed):
 
 def test_cli_writes_json_and_exits_zero(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["--corpus", str(COMMITTED_CORPUS), "--json", str(out), "--fail-under", "100"]) == 0
+    assert main(["--corpus", str(COMMITTED_CORPUS), "--json", str(out), "--fail-under", "90"]) == 0
     assert "overall accuracy" in capsys.readouterr().out
     data = json.loads(out.read_text())
-    assert data["summary"]["overall"]["correct"] == 9
+    assert data["summary"]["overall"]["correct"] == 14
     assert {s["name"] for s in data["scenarios"]} == set(SUPPORTED_TODAY)
     assert all(s["got"] and s["label"] for s in data["scenarios"])
 

@@ -7,21 +7,30 @@ import json
 
 import pytest
 
+from benchmarks.diagnosis import LATER_CAPABILITY
+
 from ..conftest import EXAMPLE, scenario_csv, scenario_dirs, scenario_label
 
-# Kinds whose specific diagnosis needs tensor evidence from the dumps (a later capability). From the
-# comparison CSV alone, the right answer today is an input mismatch at the same op.
-NEEDS_TENSOR_EVIDENCE = {"rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc"}
+# Kinds the advisor cannot name yet (tensor evidence, quantisation diagnosis): the answer it supports
+# today, at the same op (benchmarks/diagnosis.py keeps the list).
+# Families the advisor does not get right yet: strict xfail, so fixing one shows up here.
+NOT_YET: dict[str, str] = {}
 
 
 def expected_root_cause(label: dict) -> dict | None:
     if label["kind"] == "consistent":
         return None
-    kind = "input_mismatch" if label["kind"] in NEEDS_TENSOR_EVIDENCE else label["kind"]
+    kind = LATER_CAPABILITY.get(label["kind"], label["kind"])
     return {"kind": kind, "op": label["op"], "index": label["index"]}
 
 
-@pytest.mark.parametrize("directory", scenario_dirs(), ids=lambda d: d.name)
+def _scenario_param(directory):
+    family = directory.name.split("__")[0]
+    marks = [pytest.mark.xfail(strict=True, reason=NOT_YET[family])] if family in NOT_YET else []
+    return pytest.param(directory, id=directory.name, marks=marks)
+
+
+@pytest.mark.parametrize("directory", [_scenario_param(d) for d in scenario_dirs()])
 def test_root_cause_of_each_scenario(run_cli, directory):
     run = run_cli(scenario_csv(directory), "--format", "json")
     assert run.code == 0, run.err

@@ -64,7 +64,7 @@ def test_findings_become_facts_that_other_rules_explain():
     rules = {r.id: r for r in core.rules}
     facts = [{"fact": "network", "id": "network", "output_deviates": True, "output_known": True},
              {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "overflow_enters": True, "error_enters": True,
-              "output_deviates": True, "entry_confidence": 0.9}]
+              "output_deviates": True, "entry_confidence": 0.9, "absorbed": False}]
     explain = "specific-cause-explains-problem-node"
     result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules[explain]], facts)
     assert {f.id for f in result.findings} == {"fp16-overflow@4", "problem-node@4"}
@@ -75,7 +75,8 @@ def test_parameters_can_be_overridden_per_run():
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
     rule = next(r for r in core.rules if r.id == "problem-node")
     facts = [{"fact": "network", "id": "network", "output_deviates": True},
-             {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "error_enters": True, "entry_confidence": 0.6}]
+             {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "error_enters": True, "entry_confidence": 0.6,
+              "absorbed": False}]
     assert len(run_rules([rule], facts).findings) == 1
     assert run_rules([rule], facts, {"problem-node": {"min_confidence": 0.7}}).findings == []
 
