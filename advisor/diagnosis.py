@@ -15,6 +15,15 @@ ROOT_CAUSE_KINDS: tuple[str, ...] = (
     "problem_node",
     "single_point_deviation",
 )
+# Root-cause kinds that need tensor evidence (``advisor run --dumps``): without the dumps the
+# comparison alone can only say ``input_mismatch`` at the same op.
+EVIDENCE_KINDS: tuple[str, ...] = (
+    "rgb_bgr_swap",
+    "duplicate_normalization",
+    "layout_nchw_nhwc",
+    "input_scale_mismatch",
+    "random_preprocessing",
+)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from .diagnosis import Diagnosis, OpPoint, PackInfo, Series
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
+from .evidence.facts import config_facts, evidence_facts
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
@@ -37,6 +38,8 @@ class AnalysisOptions:
     disable: tuple[str, ...] = ()             # rule ids not to fire
     severity: dict[str, str] = field(default_factory=dict)   # rule id -> error | warning | info
     settings: Path | None = None              # the project settings file these options came from
+    dumps: tuple[Path, Path] | None = None    # (golden dump folder, target dump folder): tensor evidence
+    build_config: Path | None = None          # the target's build config (MagicMind / ATC knobs)
 
 
 def analyse(options: AnalysisOptions) -> Diagnosis:
@@ -50,14 +53,18 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     thresholds = load_thresholds(options.thresholds)
     table = read_comparison(options.comparison, options.comparison_format)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts)
-    result = run_rules(rules, facts.all_facts() + provided_facts(providers, table, facts.network), params)
+    result = run_rules(rules, facts.all_facts() + _evidence(options, table, facts.network)
+                       + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
     return Diagnosis(
         root_cause=root,
         findings=ordered,
         network={k: v for k, v in facts.network.items() if k not in ("id", "fact")},
-        inputs={"comparison": str(options.comparison), "format": table.format},
+        inputs={"comparison": str(options.comparison), "format": table.format,
+                **({"golden_dumps": str(options.dumps[0]), "target_dumps": str(options.dumps[1])}
+                   if options.dumps else {}),
+                **({"build_config": str(options.build_config)} if options.build_config else {})},
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
         thresholds=thresholds.as_dict(),
         overrides={"thresholds": list(options.thresholds), "params": params,
@@ -68,6 +75,16 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings,
     )
+
+
+def _evidence(options: AnalysisOptions, table: ComparisonTable, network: dict) -> list[dict]:
+    """Facts from the build config and, when dumps are given, the tensor probes of the inputs."""
+    config = config_facts(options.build_config) if options.build_config else []
+    if not options.dumps:
+        return config
+    golden, target = options.dumps
+    return config + evidence_facts(golden, target, table, network, config[0] if config else None,
+                                   input_nodes=options.input_nodes)
 
 
 def _attach_source_lines(findings: list, table: ComparisonTable) -> None:

@@ -15,10 +15,12 @@ What counts as correct, per scenario:
   finding; anything else is a false alarm;
 * a kind the advisor diagnoses today (``advisor.diagnosis.ROOT_CAUSE_KINDS``): root-cause kind,
   op and index all match the label;
+* the preprocessing kinds (``EVIDENCE_KINDS``) are supported when the scenario holds its input
+  dumps (the advisor then runs with ``--dumps`` and the scenario's ``build.json``, as a user
+  would); without dumps the supported answer is ``input_mismatch`` at the Data op;
 * a kind that needs a later capability (``LATER_CAPABILITY``): the supported answer listed there,
-  at the labelled op and index. The preprocessing kinds need tensor evidence from the dumps, so
-  today's answer is ``input_mismatch`` at the Data op; quantisation kinds are answered today as a
-  ``problem_node`` at the quantised op. These rows are shown as "later capability", never hidden.
+  at the labelled op and index: quantisation kinds are answered today as a ``problem_node`` at the
+  quantised op. These rows are shown as "later capability", never hidden.
 
 Without ``--corpus``/``--generate`` the committed corpus ``tests/data/scenarios`` is measured.
 ``--generate DIR`` first runs the scenario generator (needs torch and the network wheels, see
@@ -39,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.diagnosis import ROOT_CAUSE_KINDS, Diagnosis
+from advisor.diagnosis import EVIDENCE_KINDS, ROOT_CAUSE_KINDS, Diagnosis
 from advisor.pipeline import AnalysisOptions, analyse
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,21 +50,18 @@ COMMITTED_CORPUS = REPO / "tests" / "data" / "scenarios"
 CONSISTENT = "consistent"
 #: Label kinds the advisor cannot name yet -> the answer it supports today (at the labelled op).
 LATER_CAPABILITY: dict[str, str] = {
-    "rgb_bgr_swap": "input_mismatch",
-    "duplicate_normalization": "input_mismatch",
-    "layout_nchw_nhwc": "input_mismatch",
     "quant_per_tensor": "problem_node",
     "quant_symmetric": "problem_node",
+    # Supported with the scenario's input dumps (advisor run --dumps); without them only this:
+    **{kind: "input_mismatch" for kind in EVIDENCE_KINDS},
 }
 #: Why each later-capability kind is not diagnosed yet (shown in the table's legend).
 LATER_REASON: dict[str, str] = {
-    "rgb_bgr_swap": "needs tensor evidence from the dumps",
-    "duplicate_normalization": "needs tensor evidence from the dumps",
-    "layout_nchw_nhwc": "needs tensor evidence from the dumps",
     "quant_per_tensor": "quantisation diagnosis",
     "quant_symmetric": "quantisation diagnosis",
+    **{kind: "the scenario has no input dumps" for kind in EVIDENCE_KINDS},
 }
-_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *LATER_CAPABILITY)
+_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *LATER_CAPABILITY)
 
 
 class CorpusError(Exception):
@@ -180,10 +179,10 @@ def find_scenarios(corpus: Path, families: Iterable[str] | None = None) -> list[
 
 def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = None,
                     small: bool = False, log=None) -> tuple[list[Path], list[str]]:
-    """Run the scenario generator into ``out`` (no dumps, no ONNX): (directories, self-check problems).
+    """Run the scenario generator into ``out`` (input dumps only, no ONNX): (directories, problems).
 
     Uses the generator's own API (``catalog.select`` + ``scenario.generate``), so the corpus is
-    exactly what ``python -m benchmarks.scenarios --out DIR --seed N --dumps none --onnx-max-kb 0``
+    exactly what ``python -m benchmarks.scenarios --out DIR --seed N --dumps inputs --onnx-max-kb 0``
     writes. Needs torch and the network wheels.
     """
     try:
@@ -200,7 +199,7 @@ def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = N
     directories: list[Path] = []
     problems: list[str] = []
     for spec in specs:
-        generated = generate(spec, out, dumps_kept="none", onnx_max_bytes=0)
+        generated = generate(spec, out, dumps_kept="inputs", onnx_max_bytes=0)
         directories.append(generated.directory)
         problems.extend(f"{spec.name}: {p}" for p in generated.problems)
         if log:
@@ -229,10 +228,12 @@ def _result_csv(directory: Path) -> Path:
 
 # --- scoring ------------------------------------------------------------------------------------
 
-def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: str | None = None
-          ) -> ScenarioResult:
-    """Compare one diagnosis (None when the advisor raised) with its label."""
+def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: str | None = None,
+          with_dumps: bool = False) -> ScenarioResult:
+    """Compare one diagnosis (None when the advisor raised) with its label. ``with_dumps``: the
+    advisor saw the scenario's input dumps, so the evidence kinds count as supported."""
     kind, op, index = label["kind"], label["op"], label["index"]
+    supported_kinds = (CONSISTENT, *ROOT_CAUSE_KINDS, *(EVIDENCE_KINDS if with_dumps else ()))
     root = diagnosis.root_cause if diagnosis is not None else None
     active = [f for f in diagnosis.findings if f.explained_by is None] if diagnosis is not None else []
     if error is not None:
@@ -241,8 +242,8 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
         got_kind, got_op, got_index, got_severity = CONSISTENT, None, None, None
     else:
         got_kind, got_op, got_index, got_severity = root.kind, root.op, root.index, root.severity
-    supported_answer = LATER_CAPABILITY.get(kind) if kind not in (CONSISTENT, *ROOT_CAUSE_KINDS) else None
-    status = "supported" if kind in (CONSISTENT, *ROOT_CAUSE_KINDS) else "later capability"
+    supported_answer = LATER_CAPABILITY.get(kind) if kind not in supported_kinds else None
+    status = "supported" if kind in supported_kinds else "later capability"
     kind_right = got_kind == kind
     op_right = supported_right = false_alarm = None
     if kind == CONSISTENT:
@@ -267,11 +268,16 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
 def analyse_scenario(directory: Path) -> ScenarioResult:
     label = _read_label(directory)
     csv = _result_csv(directory)
+    # What a user would hand over: the dumps (network inputs at least) and the build config.
+    golden, target = directory / "golden", directory / "target"
+    dumps = (golden, target) if golden.is_dir() and target.is_dir() and any(target.iterdir()) else None
+    config = directory / "build.json"
     try:
-        diagnosis = analyse(AnalysisOptions(comparison=csv))
+        diagnosis = analyse(AnalysisOptions(comparison=csv, dumps=dumps,
+                                            build_config=config if config.is_file() else None))
     except Exception as exc:  # noqa: BLE001 - a crash on a scenario is a measured miss, not a benchmark bug
-        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}")
-    return score(directory.name, label, diagnosis)
+        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", with_dumps=bool(dumps))
+    return score(directory.name, label, diagnosis, with_dumps=bool(dumps))
 
 
 def summarise_families(results: list[ScenarioResult]) -> list[FamilyRow]:

@@ -23,6 +23,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
                                                "reports.")
     parser.add_argument("input", type=Path, help="comparison result, e.g. result_20240101120000.csv")
+    parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
+                        help="the dump folders the comparison was made from: probes the input tensors for "
+                             "channel order, normalisation, layout, scale and geometry")
+    parser.add_argument("--config", type=Path, metavar="BUILD.json|yaml",
+                        help="the target's build config (MagicMind or ATC knobs) as evidence")
     parser.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK",
                         help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
     parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
@@ -79,7 +84,19 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         params=(*config.params, *args.params), comparison_format=args.comparison_format,
         max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
         severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
-        settings=config.source)
+        settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config)
+
+
+def _dump_folders(text: str | None) -> tuple[Path, Path] | None:
+    """``GOLDEN_DIR:TARGET_DIR``; split at the last ':' that leaves two existing folders (paths on
+    Windows-mounted shares can hold one)."""
+    if text is None:
+        return None
+    for at in [i for i, ch in enumerate(text) if ch == ":"][::-1]:
+        golden, target = Path(text[:at]), Path(text[at + 1:])
+        if golden.is_dir() and target.is_dir():
+            return golden, target
+    raise UsageError(f"--dumps '{text}': expected GOLDEN_DIR:TARGET_DIR, two existing folders")
 
 
 def _pair(text: str, option: str, form: str) -> tuple[str, str]:

@@ -3,6 +3,18 @@
 ``msaccucmp_csv`` turns a list of :class:`~advisor.compare.msaccucmp_csv.ComparedTensor` (one target
 tensor, the golden tensor it is compared with, and where both came from) into a
 ``result_<YYYYmmddHHMMSS>.csv`` that every msaccucmp reader, ours included, can read.
+
+``advisor compare`` (:func:`compare_dumps`) does it for two dump folders, streaming:
+
+==================  ==========================================================================
+``dump_names``      what a dump file name says (Ascend numpy, TF golden, msprobe namings)
+``inventory``       a folder's dumps from names and ``.npy`` headers only
+``fusion``          which golden ops a fused target op stands for (ONNX, GE text, JSON, names)
+``lineage``         fingerprints: which target op produced each input (through Cast/TransData)
+``pairing``         the rows of the comparison and the distinct tensor pairs they need
+``runner``          worker processes, the resume ``journal``, the ``progress`` bar, the CSV
+``tuning``          one BLAS thread and a malloc that keeps memory, in the workers
+==================  ==========================================================================
 """
 
 from advisor.compare.msaccucmp_csv import (
@@ -12,5 +24,7 @@ from advisor.compare.msaccucmp_csv import (
     result_file_name,
     write_result_csv,
 )
+from advisor.compare.runner import CompareOptions, CompareSummary, compare_dumps
 
-__all__ = ["HEADER", "ComparedTensor", "format_shape", "result_file_name", "write_result_csv"]
+__all__ = ["HEADER", "CompareOptions", "CompareSummary", "ComparedTensor", "compare_dumps", "format_shape",
+           "result_file_name", "write_result_csv"]

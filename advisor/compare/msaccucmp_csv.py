@@ -15,11 +15,17 @@ the ``OverFlow`` column::
   row with only a golden tensor has ``NPUDump`` ``*``.
 - The network-output rows (``NPUDump`` ``Node_Output``, ``OpType`` NaN, ``Shape`` ``[]``) are written
   like any other row: give them the largest ``Index`` so they come last.
+
+Two ways in: :func:`write_result_csv` takes :class:`ComparedTensor` (arrays in memory) and computes
+everything; a streaming comparer computes :func:`pair_metrics` in worker processes (only the
+formatted cells travel back), labels each row with :class:`RowLabels`, and writes the
+:func:`format_row` cells with :func:`write_result_rows`. Both produce the same bytes.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,6 +48,11 @@ _NUMPY_TO_GE_DTYPE = {
     "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "int32": "DT_INT32",
     "int64": "DT_INT64", "bool": "DT_BOOL",
 }
+
+
+def ge_dtype_name(numpy_name: str) -> str:
+    """The GE dtype name msaccucmp prints for a numpy dtype: float16 -> ``DT_FLOAT16``."""
+    return _NUMPY_TO_GE_DTYPE.get(numpy_name, f"DT_{numpy_name.upper()}")
 
 
 @dataclass
@@ -70,10 +81,7 @@ class ComparedTensor:
     def resolved_npu_dtype(self) -> str | None:
         if self.npu_dtype is not None:
             return self.npu_dtype
-        if self.npu is None:
-            return None
-        name = str(self.npu.dtype)
-        return _NUMPY_TO_GE_DTYPE.get(name, f"DT_{name.upper()}")
+        return None if self.npu is None else ge_dtype_name(str(self.npu.dtype))
 
     def resolved_golden_dtype(self) -> str | None:
         if self.golden_dtype is not None:
@@ -98,52 +106,110 @@ def overflow_flag(npu: np.ndarray | None, npu_dtype: str | None) -> str:
     """``YES``/``NO`` for a float16 target tensor, ``NaN`` otherwise."""
     if npu is None or npu_dtype != "DT_FLOAT16":
         return "NaN"
-    magnitude = np.abs(np.asarray(npu, dtype=np.float64))
-    finite_or_inf = magnitude[~np.isnan(magnitude)]
-    return "YES" if finite_or_inf.size and float(finite_or_inf.max()) >= FP16_MAX else "NO"
+    magnitude = np.abs(np.asarray(npu)).reshape(-1)
+    # fmax skips NaN (an all-NaN tensor gives NaN, which is not >= the limit); float16 holds 65504 exactly.
+    peak = np.fmax.reduce(magnitude) if magnitude.size else np.nan
+    return "YES" if peak >= FP16_MAX else "NO"
+
+
+@dataclass(frozen=True)
+class PairMetrics:
+    """The metric cells of one compared pair, as msaccucmp prints them, and why any failed.
+
+    Small and picklable: what a worker process sends back instead of the tensors."""
+
+    cells: tuple[str, ...]          # one cell per METRIC_NAMES entry
+    reasons: tuple[str, ...] = ()
+
+
+#: The metric cells of a row that has only one side.
+MISSING_METRICS: tuple[str, ...] = ("NaN",) * len(METRIC_NAMES)
+
+
+def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
+    """Every metric of one target/golden pair, formatted (6 decimals, ``NaN``, ``inf``)."""
+    comparison = compare_tensors(npu, golden)
+    cells = tuple(cell if name == "StandardDeviation" else format_number(cell)
+                  for name, cell in comparison.as_dict().items())
+    return PairMetrics(cells, tuple(comparison.fail_reasons))
+
+
+@dataclass(frozen=True)
+class RowLabels:
+    """Everything of a result row except the metrics: which op and tensor, dtypes, shape, flag."""
+
+    index: int
+    op_type: str | None               # None -> NaN (Node_Output rows)
+    npu_op: str
+    golden_ops: str
+    tensor_index: str
+    npu_dtype: str | None
+    golden_dtype: str | None
+    shape: tuple[int, ...] | None
+    overflow: str = "NaN"             # YES / NO / NaN, see overflow_flag
+    address: str | None = None
+    fail_reason: str = ""
+    has_npu: bool = True
+    has_golden: bool = True
+
+
+def format_row(labels: RowLabels, metrics: PairMetrics | None) -> list[str]:
+    """The CSV cells of one row; ``metrics`` is None when a side is missing (no metrics)."""
+    reasons = [labels.fail_reason] if labels.fail_reason else []
+    if metrics is not None:
+        reasons.extend(metrics.reasons)
+        cells = list(metrics.cells)
+    else:
+        if not reasons:
+            reasons.append("no golden data" if not labels.has_golden else "no NPU data")
+        cells = list(MISSING_METRICS)
+    return [
+        str(int(labels.index)),
+        labels.op_type if labels.op_type else "NaN",
+        labels.npu_op,
+        labels.npu_dtype or "NaN",
+        labels.address or "NaN",
+        labels.golden_ops,
+        labels.golden_dtype or "NaN",
+        labels.tensor_index,
+        format_shape(labels.shape),
+        labels.overflow,
+        *cells,
+        ",".join(reasons) if reasons else "NaN",
+    ]
 
 
 def result_row(tensor: ComparedTensor) -> list[str]:
     """The CSV cells of one compared tensor (metrics computed here)."""
     npu_dtype = tensor.resolved_npu_dtype()
-    golden_dtype = tensor.resolved_golden_dtype()
-    reasons = [tensor.fail_reason] if tensor.fail_reason else []
-    if tensor.npu is not None and tensor.golden is not None:
-        comparison = compare_tensors(tensor.npu, tensor.golden)
-        reasons.extend(comparison.fail_reasons)
-        metrics = [cell if name == "StandardDeviation" else format_number(cell)
-                   for name, cell in comparison.as_dict().items()]
-    else:
-        if not reasons:
-            reasons.append("no golden data" if tensor.golden is None else "no NPU data")
-        metrics = ["NaN"] * len(METRIC_NAMES)
-    return [
-        str(int(tensor.index)),
-        tensor.op_type if tensor.op_type else "NaN",
-        tensor.npu_op,
-        npu_dtype or "NaN",
-        tensor.address or "NaN",
-        tensor.golden_ops,
-        golden_dtype or "NaN",
-        tensor.tensor_index,
-        format_shape(tensor.resolved_shape()),
-        overflow_flag(tensor.npu, npu_dtype),
-        *metrics,
-        ",".join(reasons) if reasons else "NaN",
-    ]
+    labels = RowLabels(
+        index=tensor.index, op_type=tensor.op_type, npu_op=tensor.npu_op, golden_ops=tensor.golden_ops,
+        tensor_index=tensor.tensor_index, npu_dtype=npu_dtype, golden_dtype=tensor.resolved_golden_dtype(),
+        shape=tensor.resolved_shape(), overflow=overflow_flag(tensor.npu, npu_dtype), address=tensor.address,
+        fail_reason=tensor.fail_reason, has_npu=tensor.npu is not None, has_golden=tensor.golden is not None)
+    both = tensor.npu is not None and tensor.golden is not None
+    return format_row(labels, pair_metrics(tensor.npu, tensor.golden) if both else None)
+
+
+def write_result_rows(rows: Iterable[list[str]], path: str | Path) -> Path:
+    """Write already formatted rows (in the order given) under the msaccucmp header.
+
+    Written to a temporary file beside ``path`` and renamed, so a reader never sees half a CSV."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    with partial.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+    os.replace(partial, path)
+    return path
 
 
 def write_result_csv(tensors: Iterable[ComparedTensor], path: str | Path) -> Path:
     """Compute every row and write the CSV to ``path`` (rows sorted by ``Index``, stably)."""
     ordered = sorted(tensors, key=lambda t: t.index)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(HEADER)
-        for tensor in ordered:
-            writer.writerow(result_row(tensor))
-    return path
+    return write_result_rows((result_row(tensor) for tensor in ordered), path)
 
 
 def result_file_name(when: datetime) -> str:

@@ -241,6 +241,11 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 
 def _texts(node: Any, checker: _Checker, parent: Any, key: str) -> dict[str, str]:
+    if isinstance(node, dict) and set(node) - set(LANGUAGES):
+        extra = ", ".join(sorted(map(str, set(node) - set(LANGUAGES))))
+        checker.add(f"'{key}' has texts for {', '.join(LANGUAGES)} only, not '{extra}' (an unquoted comma in "
+                    f"{{en: ..., zh: ...}} splits a text: quote it)", parent, key)
+        return {}
     if not isinstance(node, dict) or any(not isinstance(node.get(lang), str) or not node.get(lang).strip()
                                           for lang in LANGUAGES):
         checker.add(f"'{key}' needs non-empty texts for {' and '.join(LANGUAGES)}", parent, key)

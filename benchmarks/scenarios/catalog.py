@@ -74,7 +74,7 @@ def offset_photo(case: NetworkCase) -> faults.Fault:
 def shifted_audio(case: NetworkCase) -> faults.Fault:
     def make_input(_: torch.Tensor) -> torch.Tensor:
         return inputs.crepe_frames(8, case.crop_args["start"] + 80)
-    return faults.InputFault(kind="input_mismatch", input_name="frames", make_input=make_input,
+    return faults.InputFault(kind="input_scale_mismatch", input_name="frames", make_input=make_input,
                              description="target frames start 80 samples (5 ms) later")
 
 

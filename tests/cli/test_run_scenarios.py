@@ -109,3 +109,30 @@ def test_rule_parameter_override(run_cli):
     report = run_cli(EXAMPLE, "--set", "problem-node.min_confidence=0.99", "--format", "json").report()
     assert report["root_cause"] is None or report["root_cause"]["kind"] != "problem_node"
     assert report["overrides"]["params"] == {"problem-node": {"min_confidence": 0.99}}
+
+
+EVIDENCE_FAMILIES = ["rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "mixed_input_overflow",
+                     "input_mismatch", "clean_fp16"]
+
+
+@pytest.mark.parametrize("family", EVIDENCE_FAMILIES)
+def test_with_dumps_the_preprocessing_mistake_is_named(run_cli, family):
+    directory = by_family(family)
+    label = scenario_label(directory)
+    run = run_cli(scenario_csv(directory), "--dumps", f"{directory / 'golden'}:{directory / 'target'}",
+                  "--config", directory / "build.json", "--format", "json")
+    assert run.code == 0, run.err
+    report = run.report()
+    root = report["root_cause"]
+    if label["kind"] == "consistent":
+        assert root is None
+        return
+    assert (root["kind"], root["op"], root["index"]) == (label["kind"], label["op"], label["index"])
+    assert report["inputs"]["golden_dumps"].endswith("golden")
+    generic = [f for f in report["findings"] if f["kind"] == "input_mismatch" and f["id"] != root["id"]]
+    assert all(f["explained_by"] == root["id"] for f in generic)   # the specific cause leads
+
+
+def test_dumps_must_name_two_folders(run_cli, tmp_path):
+    run = run_cli(EXAMPLE, "--dumps", str(tmp_path))
+    assert run.code == 2 and "GOLDEN_DIR:TARGET_DIR" in run.err

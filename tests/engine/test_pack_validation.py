@@ -201,3 +201,8 @@ def test_a_pack_for_a_newer_advisor_says_so(tmp_path):
     (pack / "pack.yaml").write_text('pack: team\nversion: "0.1.0"\nmin_advisor_version: "99.0"\n')
     (problem,) = problems_of(pack)
     assert "pack.yaml:3:1: the pack needs advisor >= 99.0" in problem
+
+
+def test_an_unquoted_comma_in_a_title_is_caught(tmp_path):
+    text = GOOD_RULE.replace("title: {en: Pow in FP16, zh: FP16 中的 Pow}", "title: {en: Pow, in FP16, zh: FP16 中的 Pow}")
+    assert any("'title' has texts for en, zh only" in p for p in problems_of(make_pack(tmp_path, text)))

@@ -1,0 +1,64 @@
+"""``advisor compare``: compare golden and target dump folders into an msaccucmp result CSV."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..compare.runner import CompareOptions, CompareSummary, compare_dumps, journal_path
+from ..errors import UsageError
+
+EXIT_INTERRUPTED = 130
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="compare golden and target dumps into an msaccucmp result CSV",
+        description="Pair the tensors of two dump folders (Ascend NPU numpy dumps, TF-style golden .npy, "
+                    "msprobe .npy), compute the ten msaccucmp metrics and write a result CSV that "
+                    "`advisor run` reads. An interrupted run resumes when started again.")
+    parser.add_argument("--golden", type=Path, required=True, metavar="DIR", help="golden (reference) dumps")
+    parser.add_argument("--target", type=Path, required=True, metavar="DIR", help="target (NPU) dumps")
+    parser.add_argument("--graph", type=Path, metavar="FILE",
+                        help="model.onnx, ge_proto_*_Build.txt or a JSON {target op: golden ops} mapping, "
+                             "for fused ops (default: pair by names and execution order)")
+    parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
+                        help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument("--progress", dest="progress", action="store_true", default=None,
+                          help="always show the progress bar (default: when stderr is a terminal)")
+    progress.add_argument("--no-progress", dest="progress", action="store_false", help="never show it")
+    parser.add_argument("--restart", action="store_true",
+                        help="ignore what an interrupted run saved and start over")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def execute(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    options = CompareOptions(golden=args.golden, target=args.target, output=args.output, graph=args.graph,
+                             jobs=args.jobs, progress=False if args.quiet else args.progress,
+                             resume=not args.restart)
+    try:
+        summary = compare_dumps(options)
+    except KeyboardInterrupt:
+        print(f"advisor: interrupted; finished work is kept in {journal_path(args.output)}: run the same "
+              "command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        print(summary_text(summary))
+    return 0
+
+
+def summary_text(summary: CompareSummary) -> str:
+    resumed = summary.pairs - summary.computed
+    lines = [f"advisor compare: {summary.rows} rows, {summary.pairs} distinct tensor pairs"
+             + (f" ({resumed} resumed)" if resumed else "")
+             + f" in {summary.seconds:.1f} s; pairing: {summary.pairing}",
+             f"Wrote {summary.output}"]
+    lines.extend(f"Note: {note}" for note in summary.notes[:20])
+    if len(summary.notes) > 20:
+        lines.append(f"Note: ... and {len(summary.notes) - 20} more")
+    return "\n".join(lines)

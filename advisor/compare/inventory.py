@@ -1,0 +1,137 @@
+"""What a dump folder holds, read from file names and ``.npy`` headers only (no tensor data).
+
+A side of a comparison (golden or target) is one folder, searched recursively: Ascend tools nest
+dumps under time/device/model/step folders. Each ``.npy`` file's header gives its shape and dtype
+in microseconds, so a folder of a million dumps is inventoried without reading a tensor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFormatError
+from .dump_names import NAMINGS, DumpName, parse_dump_name
+
+
+@dataclass(frozen=True)
+class DumpFile:
+    """One dumped tensor: where it is, what its name says, and its header."""
+
+    path: Path
+    name: DumpName
+    shape: tuple[int, ...]
+    dtype: str                      # numpy dtype name: float32, float16, int64...
+    nbytes: int
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class DumpFolder:
+    """The dump files of one side, in dump order, with what could not be used."""
+
+    root: Path
+    naming: str                                       # the scheme most files follow
+    files: list[DumpFile]
+    skipped: list[str] = field(default_factory=list)  # why files were left out (one line each)
+
+    def by_key(self) -> dict[tuple[str, str, str], DumpFile]:
+        """(op, io, slot) -> file; the first dump wins when an op was dumped several times."""
+        table: dict[tuple[str, str, str], DumpFile] = {}
+        for dump in self.files:
+            table.setdefault(dump.name.tensor_key, dump)
+        return table
+
+
+def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
+    """Shape, dtype name and data size of an ``.npy`` file, from its header alone."""
+    try:
+        with path.open("rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(handle)
+            else:
+                shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
+    except (OSError, ValueError) as exc:
+        raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
+    if dtype.hasobject:
+        raise InputFormatError("holds Python objects, not a tensor", path=path)
+    size = int(np.prod(shape, dtype=np.int64))
+    return tuple(int(d) for d in shape), dtype.name, size * dtype.itemsize
+
+
+def scan_folder(root: Path, side: str) -> DumpFolder:
+    """Every ``.npy`` dump under ``root`` that follows a known naming, in dump order.
+
+    ``side`` ("golden" or "target") only names the folder in errors. Files of a minority naming
+    are skipped with a note (a stray golden file in a target folder must not become a row).
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputFormatError(f"{side} dump folder not found", path=root)
+    parsed: list[tuple[Path, DumpName]] = []
+    skipped: list[str] = []
+    for path in sorted(root.rglob("*.npy")):
+        name = parse_dump_name(path.name)
+        if name is None:
+            skipped.append(f"{path.name}: name follows no known dump naming")
+        else:
+            parsed.append((path, name))
+    if not parsed:
+        raise InputFormatError(f"no {side} dumps found: expected .npy files named like "
+                               "Conv2D.conv1.5.0.1714987410000641.output.0.npy (NPU), "
+                               "conv1.0.1714987110000066.npy (TF golden) or "
+                               "Functional.conv2d.0.forward.output.0.npy (msprobe)", path=root)
+    naming = Counter(name.naming for _, name in parsed).most_common(1)[0][0]
+    files = []
+    for path, name in parsed:
+        if name.naming != naming:
+            skipped.append(f"{path.name}: {name.naming} naming in a folder of {naming} dumps")
+            continue
+        shape, dtype, nbytes = read_header(path)
+        files.append(DumpFile(path, name, shape, dtype, nbytes))
+    files = _dump_order(files, root)
+    return DumpFolder(root, naming, files, skipped)
+
+
+def _dump_order(files: list[DumpFile], root: Path) -> list[DumpFile]:
+    """Execution order: timestamps (then task ids) where names carry them; for msprobe, the order
+    of ``dump.json`` when one is found, else file modification times."""
+    if files and files[0].name.naming != "msprobe":
+        return sorted(files, key=lambda f: (f.name.timestamp or 0, f.name.task_id or 0,
+                                            f.name.io != "input", _slot_order(f.name.slot)))
+    order = _msprobe_order(root)
+    if order:
+        rank = {name: i for i, name in enumerate(order)}
+        return sorted(files, key=lambda f: (rank.get(f.name.op, len(rank)), f.name.io != "input",
+                                            _slot_order(f.name.slot)))
+    first_seen: dict[str, int] = {}
+    for f in sorted(files, key=lambda f: (f.path.stat().st_mtime_ns, f.path.name)):
+        first_seen.setdefault(f.name.op, len(first_seen))
+    return sorted(files, key=lambda f: (first_seen[f.name.op], f.name.io != "input", _slot_order(f.name.slot)))
+
+
+def _slot_order(slot: str) -> tuple:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in slot.split("."))
+
+
+def _msprobe_order(root: Path) -> list[str]:
+    """API names in call order from msprobe's ``dump.json`` (``data`` keys), if there is one."""
+    for candidate in (root / "dump.json", root.parent / "dump.json"):
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_text(encoding="utf-8")).get("data", {})
+            except (OSError, ValueError, AttributeError):
+                return []
+            return list(data) if isinstance(data, dict) else []
+    return []
+
+
+__all__ = ["NAMINGS", "DumpFile", "DumpFolder", "read_header", "scan_folder"]

@@ -1,0 +1,100 @@
+"""The resume journal: what an interrupted ``advisor compare`` already computed.
+
+A JSON-lines file beside the output (``<output>.journal``). The first line identifies the run
+(both folders, the graph and a signature of every dump file: name, size, modification time); a
+journal whose first line does not match the current run is ignored and replaced, so a resumed run
+never mixes results of other dumps. Each further line is one result, appended and flushed as soon
+as it exists: a fingerprint (``"print"``) or the metric cells of a pair (``"pair"``). A line cut
+short by the interruption is skipped. The journal is removed once the CSV is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from .inventory import DumpFolder
+from .lineage import TensorPrint
+from .msaccucmp_csv import PairMetrics
+
+VERSION = 1
+
+
+def run_signature(golden: DumpFolder, target: DumpFolder, graph: Path | None) -> str:
+    """A digest of everything the results depend on."""
+    digest = hashlib.sha256()
+    digest.update(f"v{VERSION}|{graph.resolve() if graph else ''}".encode())
+    for folder in (golden, target):
+        digest.update(str(folder.root.resolve()).encode())
+        for dump in folder.files:
+            stat = dump.path.stat()
+            digest.update(f"|{dump.path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+class Journal:
+    """Load what an earlier run saved (when it matches) and append new results."""
+
+    def __init__(self, path: Path, signature: str, resume: bool = True) -> None:
+        self.path, self.signature = path, signature
+        self.prints: dict[str, TensorPrint] = {}
+        self.pairs: dict[str, PairMetrics] = {}
+        if resume:
+            self._load()
+        self._handle: TextIO | None = None
+
+    def _load(self) -> None:
+        if not self.path.is_file():
+            return
+        with self.path.open(encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        if not lines or _parse(lines[0]).get("signature") != self.signature:
+            return
+        for line in lines[1:]:
+            record = _parse(line)
+            if record.get("kind") == "print":
+                self.prints[record["key"]] = TensorPrint.from_list(record["value"])
+            elif record.get("kind") == "pair":
+                self.pairs[record["key"]] = PairMetrics(tuple(record["cells"]), tuple(record["reasons"]))
+
+    @property
+    def resumed(self) -> int:
+        return len(self.prints) + len(self.pairs)
+
+    def open(self) -> None:
+        """Start appending (a fresh journal when nothing was resumed)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not self.resumed
+        self._handle = self.path.open("w" if fresh else "a", encoding="utf-8")
+        if fresh:
+            self._write({"signature": self.signature, "version": VERSION})
+
+    def add_print(self, key: str, value: TensorPrint) -> None:
+        self.prints[key] = value
+        self._write({"kind": "print", "key": key, "value": value.as_list()})
+
+    def add_pair(self, key: str, value: PairMetrics) -> None:
+        self.pairs[key] = value
+        self._write({"kind": "pair", "key": key, "cells": list(value.cells), "reasons": list(value.reasons)})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        assert self._handle is not None
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+
+    def close(self, *, remove: bool) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def _parse(line: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}

@@ -1,0 +1,64 @@
+"""Where a target op's input came from, found in the dumps themselves.
+
+An op's input dump holds the very bytes its producer wrote (the same device buffer), so a
+fingerprint of every target dump links each input to the op that produced it - through
+target-only Cast/TransData ops, which the golden side never had. That link says which golden
+tensor an input must be compared with, without a graph. A fingerprint is two checksums of the raw
+bytes (CRC-32 and Adler-32, together ~3 GB/s) with dtype and shape; two different tensors of one
+shape and dtype collide with odds of about 2^-64.
+
+While a dump is in memory anyway, the fingerprint pass also records what row labels need: whether
+a float32 tensor holds bfloat16 values (low 16 bits all zero: bfloat16 dumps are stored as
+float32) and the ``OverFlow`` flag of float16 tensors.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFormatError
+from .msaccucmp_csv import overflow_flag
+
+
+@dataclass(frozen=True)
+class TensorPrint:
+    """What the fingerprint pass learned about one dump file."""
+
+    crc32: int
+    adler32: int
+    bf16_values: bool      # float32 whose every element is a bfloat16 value (and not all zero)
+    overflow: str          # overflow_flag() as if the tensor were DT_FLOAT16 ("NaN" otherwise)
+
+    def as_list(self) -> list:
+        return [self.crc32, self.adler32, self.bf16_values, self.overflow]
+
+    @classmethod
+    def from_list(cls, values: list) -> TensorPrint:
+        return cls(int(values[0]), int(values[1]), bool(values[2]), str(values[3]))
+
+
+def load_dump(path: Path) -> np.ndarray:
+    """A dump as an array, memory-mapped where numpy can (empty files are read). A file cut short
+    or not numpy at all is an InputFormatError naming it (also from a worker process)."""
+    try:
+        try:
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+        except ValueError:
+            return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputFormatError(f"cannot read the dump ({exc})", path=path) from None
+
+
+def fingerprint(path: Path) -> TensorPrint:
+    array = load_dump(path)
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8) if array.size else b""
+    bf16 = False
+    if array.dtype == np.float32 and array.size:
+        bits = np.ascontiguousarray(array).reshape(-1).view(np.uint32)
+        bf16 = bool(not np.any(bits & np.uint32(0xFFFF))) and bool(np.any(bits & np.uint32(0x7FFFFFFF)))
+    flag = overflow_flag(array, "DT_FLOAT16") if array.dtype == np.float16 else "NaN"
+    return TensorPrint(zlib.crc32(raw), zlib.adler32(raw), bf16, flag)

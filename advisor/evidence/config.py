@@ -1,0 +1,229 @@
+"""Build configs (MagicMind and ATC knobs, FORMATS.md §4) -> one ``config`` fact.
+
+What the compiler was told decides what a mismatching input means: a model built with
+``insert_bn_before_firstnode`` (MagicMind) or an AIPP with ``mean_chn``/``var_reci_chn`` (ATC)
+normalises its input itself, so preprocessing that normalises too is the "duplicate mean/std" bug;
+AIPP's ``rbuv_swap_switch`` swaps R and B; ``convert_input_layout`` expects another layout.
+
+Accepted: a JSON or YAML mapping of knobs as the tools name them, flat or MagicMind-style
+(``precision_config: {precision_mode: ...}``), with ``tool: atc|magicmind`` optional (guessed
+from the knobs). An ATC ``insert_op_conf`` AIPP file is read when it sits where the config says
+(relative paths are relative to the config file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import InputFormatError
+
+MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
+                             "graph_shape_mutable", "onnx"})
+ATC_KNOBS = frozenset({"soc_version", "framework", "insert_op_conf", "input_format", "input_shape", "keep_dtype",
+                       "modify_mixlist", "op_select_implmode"})
+AIPP_NORMALIZATION_KEYS = ("mean_chn_", "min_chn_", "var_reci_chn_")
+_AIPP_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+
+
+def read_build_config(path: Path) -> dict[str, Any]:
+    """The config file as a mapping (JSON, else YAML); InputFormatError names what is wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"cannot read the build config ({exc})", path=path) from None
+    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise InputFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=path, line=line) from None
+    else:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputFormatError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", path=path,
+                                   line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputFormatError("a build config is a mapping of knob names to values", path=path)
+    return data
+
+
+def config_fact(raw: dict[str, Any], source: Path | None = None) -> dict[str, Any]:
+    """The ``config`` fact of a build config mapping (see FACT_FIELDS['config'])."""
+    where = source
+    tool = str(raw.get("tool") or _guess_tool(raw)).lower()
+    fact: dict[str, Any] = {"id": "config", "fact": "config", "tool": tool}
+    if source is not None:
+        fact["source"] = str(source)
+    precision = raw.get("precision_mode")
+    if precision is None and isinstance(raw.get("precision_config"), dict):
+        precision = raw["precision_config"].get("precision_mode")
+    if precision is not None:
+        fact["precision_mode"] = _text(precision, "precision_mode", where)
+    for knob in ("input_format", "activation_quant_algo", "weight_quant_granularity", "keep_dtype", "modify_mixlist"):
+        if raw.get(knob) is not None:
+            fact[knob] = _text(raw[knob], knob, where)
+    insert_bn = _flag(raw.get("insert_bn_before_firstnode", False), "insert_bn_before_firstnode", where)
+    fact["insert_bn_before_firstnode"] = insert_bn
+    mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)
+    aipp = _aipp(raw, source)
+    fact["aipp"] = aipp is not None
+    fact.update(_aipp_fields(aipp or {}))
+    if insert_bn:
+        fact["normalization_knob"] = "insert_bn_before_firstnode"
+        if mean:
+            fact["norm_mean"] = _joined(mean)
+        if std:
+            fact["norm_std"] = _joined(std)
+    elif fact.get("aipp_normalization"):
+        fact["normalization_knob"] = "AIPP mean_chn/min_chn/var_reci_chn"
+    fact["normalization_in_model"] = "normalization_knob" in fact
+    layout = raw.get("convert_input_layout")
+    if layout is not None:
+        fact["layout_conversion"] = _layout(layout, where)
+    fact["layout_converted"] = "layout_conversion" in fact
+    return fact
+
+
+def config_facts(path: Path) -> list[dict[str, Any]]:
+    """The facts of a build config file (one ``config`` fact)."""
+    path = Path(path)
+    return [config_fact(read_build_config(path), source=path)]
+
+
+def _guess_tool(raw: dict[str, Any]) -> str:
+    if MAGICMIND_KNOBS & set(raw):
+        return "magicmind"
+    if ATC_KNOBS & set(raw):
+        return "atc"
+    return "unknown"
+
+
+def _flag(value: Any, name: str, where: Path | None) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise InputFormatError(f"'{name}' must be true or false, not {value!r}", path=where, field=name)
+
+
+def _text(value: Any, name: str, where: Path | None) -> str:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ",".join(str(v) for v in value)
+    raise InputFormatError(f"'{name}' must be a string, not {type(value).__name__}", path=where, field=name)
+
+
+def _numbers(value: Any, name: str, where: Path | None) -> list[float]:
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise InputFormatError(f"'{name}' must be a number or a list of numbers (one per channel)",
+                               path=where, field=name)
+    return [float(v) for v in values]
+
+
+def _joined(values: list[float]) -> str:
+    texts = [f"{v:.6g}" for v in values]
+    return texts[0] if len(set(texts)) == 1 else ",".join(texts)
+
+
+def _layout(value: Any, where: Path | None) -> str:
+    """``convert_input_layout {"0": {"src": "NCHW", "dst": "NHWC"}}`` -> ``NCHW->NHWC`` (per input, ';')."""
+    if not isinstance(value, dict) or not value:
+        raise InputFormatError('convert_input_layout must map input indexes to {"src": ..., "dst": ...}',
+                               path=where, field="convert_input_layout")
+    parts = []
+    for index, spec in value.items():
+        if not isinstance(spec, dict) or not {"src", "dst"} <= set(spec):
+            raise InputFormatError(f'convert_input_layout["{index}"] needs "src" and "dst" layouts',
+                                   path=where, field="convert_input_layout")
+        parts.append(f"{spec['src']}->{spec['dst']}")
+    return ";".join(parts)
+
+
+def _aipp(raw: dict[str, Any], source: Path | None) -> dict[str, Any] | None:
+    """The AIPP settings: inline (``aipp: {...}``) or the ``insert_op_conf`` file when it exists."""
+    if isinstance(raw.get("aipp"), dict):
+        return dict(raw["aipp"])
+    conf = raw.get("insert_op_conf")
+    if not isinstance(conf, str):
+        return None
+    path = Path(conf)
+    if not path.is_absolute() and source is not None:
+        path = Path(source).parent / path
+    if not path.is_file():
+        return {"_file": conf}
+    return read_aipp(path)
+
+
+def read_aipp(path: Path) -> dict[str, Any]:
+    """The first ``aipp_op { key: value ... }`` block of an AIPP config file."""
+    settings: dict[str, Any] = {"_file": str(path)}
+    depth = 0
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"cannot read the AIPP config ({exc})", path=path) from None
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if text.endswith("{"):
+            depth += 1
+            if depth > 1 or not text.startswith("aipp_op"):
+                raise InputFormatError("expected 'aipp_op {' blocks of 'key : value' lines", path=path, line=number)
+            continue
+        if text == "}":
+            depth -= 1
+            if depth < 0:
+                raise InputFormatError("unbalanced '}'", path=path, line=number)
+            if depth == 0:
+                break
+            continue
+        found = _AIPP_LINE.match(text)
+        if not found or depth != 1:
+            raise InputFormatError("expected 'key : value' inside 'aipp_op { }'", path=path, line=number)
+        settings[found.group(1)] = _aipp_value(found.group(2))
+    return settings
+
+
+def _aipp_value(text: str) -> Any:
+    text = text.strip().strip('"')
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return text
+
+
+def _aipp_fields(aipp: dict[str, Any]) -> dict[str, Any]:
+    """What an AIPP does to the input: colour conversion, R/B swap, normalisation constants.
+
+    AIPP computes ``(pixel - mean_chn_i - min_chn_i) * var_reci_chn_i``: mean = mean + min,
+    std = 1 / var_reci."""
+    if not aipp:
+        return {}
+    out: dict[str, Any] = {"aipp_channel_swap": bool(aipp.get("rbuv_swap_switch", False)),
+                           "aipp_csc": bool(aipp.get("csc_switch", False))}
+    if "_file" in aipp:
+        out["aipp_file"] = str(aipp["_file"])
+    if aipp.get("input_format") is not None:
+        out["aipp_input_format"] = str(aipp["input_format"])
+    means = [float(aipp.get(f"mean_chn_{i}", 0)) + float(aipp.get(f"min_chn_{i}", 0)) for i in range(3)]
+    recips = [float(aipp.get(f"var_reci_chn_{i}", 1.0)) for i in range(3)]
+    if any(k.startswith(AIPP_NORMALIZATION_KEYS) for k in aipp) and (any(means) or any(r != 1.0 for r in recips)):
+        out["aipp_normalization"] = True
+        out["norm_mean"] = _joined(means)
+        out["norm_std"] = _joined([1.0 / r if r else float("inf") for r in recips])
+    return out

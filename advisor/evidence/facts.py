@@ -1,0 +1,159 @@
+"""Evidence facts: the probes' numbers on the tensors rules care about, and the build config.
+
+``evidence_facts`` probes a few tensors (the network inputs; optionally the inputs of other ops a
+caller names) and returns one ``evidence`` fact per tensor: the probe results of
+:mod:`advisor.evidence.probes` with their confidences, which op and row it belongs to (``index``
+joins it to the op fact), and what the build config says about that input (``cfg_*``), so a rule
+sees in one fact both "the target input is the golden one normalised again" and "the build
+already folds mean/std into the model". ``config_facts`` turns the build config itself into a
+``config`` fact (:mod:`advisor.evidence.config`). FACT_FIELDS in advisor/facts/schema.py lists
+every field.
+
+Facts stay few (a handful of tensors): each probed tensor is loaded whole, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..compare.dump_names import safe_name
+from ..compare.inventory import DumpFile, DumpFolder, scan_folder
+from ..compare.lineage import fingerprint, load_dump
+from ..compare.pairing import INPUT_OP_TYPES, plan_rows
+from ..facts.builder import clean_fact
+from ..ingest.table import ComparisonTable
+from .config import config_fact, config_facts, read_build_config
+from .probes import KNOWN_TOLERANCE, probe_pair
+
+__all__ = ["config_fact", "config_facts", "evidence_facts", "read_build_config"]
+
+
+def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, network: dict,
+                   build_config: dict | None, *, ops: Sequence[str] = (),
+                   input_nodes: Sequence[str] = ()) -> list[dict]:
+    """One ``evidence`` fact per probed tensor.
+
+    - ``golden_dir`` / ``target_dir``: the dump folders the comparison was made from (any naming
+      ``advisor compare`` reads).
+    - ``table``: the ComparisonTable; its rows say which tensors exist, their op index and name.
+    - ``network``: the network fact (``output_deviates`` is copied onto each evidence fact).
+    - ``build_config``: the ``config`` fact (``config_facts(path)[0]``) or a raw knob mapping
+      (AIPP files it references are then not read), or None.
+    - ``ops``: names of other ops whose inputs to probe too; ``input_nodes``: the network input
+      ops when the user named them (default: Data-like ops, else the first op's inputs).
+    """
+    golden, target = scan_folder(Path(golden_dir), "golden"), scan_folder(Path(target_dir), "target")
+    config = _config(build_config)
+    rows = _probed_rows(table.frame, ops, input_nodes)
+    located = _locate(rows, golden, target)
+    facts = []
+    for row, (target_file, golden_file, why) in zip(rows.to_dict("records"), located, strict=True):
+        fact = _identity(row, network)
+        if target_file is None or golden_file is None:
+            fact.update(probed=False, skipped=why)
+        else:
+            fact.update(probe_pair(load_dump(target_file.path), load_dump(golden_file.path)).fields())
+            fact["golden_tensor"] = golden_file.path.name
+        fact.update(_config_crosscheck(fact, config))
+        facts.append(clean_fact(fact))
+    return facts
+
+
+def _config(build_config: dict | None) -> dict[str, Any] | None:
+    if build_config is None:
+        return None
+    return build_config if build_config.get("fact") == "config" else config_fact(build_config)
+
+
+def _probed_rows(frame: pd.DataFrame, ops: Sequence[str], input_nodes: Sequence[str]) -> pd.DataFrame:
+    """The rows of the tensors to probe: each network input once, then the named ops' inputs."""
+    body = frame[~frame["is_network_output"].fillna(False).astype(bool)]
+    op_type = body["op_type"].fillna("").str.lower()
+    is_data = op_type.isin(INPUT_OP_TYPES)
+    if input_nodes:
+        chosen = body["op_name"].isin(input_nodes)
+        wanted = chosen & ((is_data & (body["io"] == "output")) | (~is_data & (body["io"] == "input")))
+    elif is_data.any():
+        wanted = is_data & (body["io"] == "output")
+    else:
+        first = body["op_index"].min()
+        wanted = (body["op_index"] == first) & (body["io"] == "input")
+    named = body["op_name"].isin(ops) & (body["io"] == "input") & ~wanted
+    selected = body[wanted | named]
+    return selected.assign(_network_input=wanted[wanted | named].to_numpy()).drop_duplicates("tensor_id")
+
+
+def _identity(row: dict[str, Any], network: dict) -> dict[str, Any]:
+    tensor = str(row["tensor_id"])
+    return {"id": f"evidence:{tensor}", "fact": "evidence", "tensor": tensor, "op": row["op_name"],
+            "index": row["op_index"], "op_type": row["op_type"], "io": row["io"], "slot": row["slot"],
+            "is_input": bool(row["_network_input"]), "table_cosine": row["cosine"],
+            "output_deviates": network.get("output_deviates")}
+
+
+def _locate(rows: pd.DataFrame, golden: DumpFolder, target: DumpFolder
+            ) -> list[tuple[DumpFile | None, DumpFile | None, str]]:
+    """(target file, golden file, why not found) per row. A Data op's output pairs with the golden
+    dump of its GroundTruth name; any other input goes through the comparison's pairing (lineage)."""
+    target_files = target.by_key()
+    golden_files = golden.by_key()
+    planned: dict[tuple[str, str, str], DumpFile | None] | None = None
+    found = []
+    for row in rows.to_dict("records"):
+        key = (safe_name(str(row["op_name"])), str(row["io"]), str(row["slot"]))
+        target_file = target_files.get(key)
+        if target_file is None:
+            found.append((None, None, f"no target dump for {row['tensor_id']}"))
+            continue
+        golden_file = None
+        ground_truth = row["golden_ops"]
+        if row["io"] == "output" and isinstance(ground_truth, str) and ground_truth != "*":
+            golden_file = golden_files.get((safe_name(ground_truth.split(",")[-1]), "output", str(row["slot"])))
+        if golden_file is None:
+            if planned is None:
+                planned = _planned_goldens(golden, target)
+            golden_file = planned.get(key)
+        found.append((target_file, golden_file, "" if golden_file else f"no golden dump pairs with {row['tensor_id']}"))
+    return found
+
+
+def _planned_goldens(golden: DumpFolder, target: DumpFolder) -> dict[tuple[str, str, str], DumpFile | None]:
+    """Target tensor -> golden tensor as ``advisor compare`` pairs them (fingerprints every dump)."""
+    prints = {str(f.path): fingerprint(f.path) for f in target.files}
+    plan = plan_rows(golden, target, prints)
+    return {row.target.name.tensor_key: row.golden for row in plan.rows
+            if row.target is not None and row.labels.npu_op != "Node_Output"}
+
+
+def _config_crosscheck(fact: dict[str, Any], config: dict[str, Any] | None) -> dict[str, Any]:
+    """``cfg_*``: what the build config says about this input, next to what the probes found."""
+    if config is None or not fact.get("is_input"):
+        return {"cfg_known": False, "cfg_normalization_in_model": False, "cfg_channel_swap": False,
+                "cfg_layout_converted": False}
+    out: dict[str, Any] = {
+        "cfg_known": True, "cfg_tool": config.get("tool"),
+        "cfg_normalization_in_model": bool(config.get("normalization_in_model")),
+        "cfg_channel_swap": bool(config.get("aipp_channel_swap")),
+        "cfg_layout_converted": bool(config.get("layout_converted")),
+        "cfg_normalization_knob": config.get("normalization_knob"),
+        "cfg_layout_conversion": config.get("layout_conversion"),
+    }
+    implied = (fact.get("norm_mean"), fact.get("norm_std"))
+    folded = (config.get("norm_mean"), config.get("norm_std"))
+    if all(isinstance(v, str) for v in (*implied, *folded)):
+        out["cfg_norm_matches"] = _same_numbers(implied[0], folded[0]) and _same_numbers(implied[1], folded[1])
+    return out
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    """Per-channel constants agree within the known-constants tolerance (one number broadcasts)."""
+    x = np.array([float(v) for v in a.split(",")])
+    y = np.array([float(v) for v in b.split(",")])
+    if x.size != y.size and 1 not in (x.size, y.size):
+        return False
+    return bool(np.allclose(x, y, rtol=KNOWN_TOLERANCE, atol=1e-6))

@@ -1,0 +1,201 @@
+"""advisor compare as a run: streaming into a journal, resuming, progress, namings, errors, CLI."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from advisor.cli import main
+from advisor.compare import runner
+from advisor.compare.journal import Journal
+from advisor.compare.progress import ProgressBar
+from advisor.compare.runner import CompareOptions, compare_dumps, journal_path, output_path
+from advisor.errors import InputFormatError
+from benchmarks.compare import write_dumps
+
+
+@pytest.fixture
+def dumps(tmp_path):
+    """A Data -> Cast -> TransData -> 6 x Conv(+fused Relu) -> Cast chain, FP16 target, 64 elements each."""
+    return write_dumps(tmp_path / "dumps", ops=6, elements=64)
+
+
+def options(dumps, out, **kw) -> CompareOptions:
+    golden, target = dumps
+    return CompareOptions(golden, target, out, progress=False, **kw)
+
+
+def test_the_chain_pairs_fused_ops_target_only_ops_and_the_network_output(dumps, tmp_path):
+    summary = compare_dumps(options(dumps, tmp_path / "r.csv", jobs=1))
+    frame = pd.read_csv(summary.output, keep_default_na=False, na_values=["NaN"])
+    conv = frame[frame["NPUDump"] == "Conv_2"]
+    assert list(conv["GroundTruth"]) == ["Conv_2,Relu_3", "Conv_2,Relu_3"]
+    assert (conv["CosineSimilarity"] > 0.99).all()
+    assert set(frame[frame["GroundTruth"] == "*"]["NPUDump"]) == {"trans_Cast_0", "trans_TransData_1", "trans_Cast_2"}
+    assert frame[frame["GroundTruth"] == "*"]["CosineSimilarity"].isna().all()
+    last = frame.iloc[-1]
+    assert last["NPUDump"] == "Node_Output" and last["GroundTruth"].startswith("Relu_11.0.")
+    # input rows share their producer's comparison: 6 convs + Data + Node_Output... computed once each
+    assert summary.pairs < summary.rows
+    assert not journal_path(tmp_path / "r.csv").exists()
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(dumps, tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches, so worker processes run
+    clean = compare_dumps(options(dumps, tmp_path / "clean.csv", jobs=1))
+    out = tmp_path / "r.csv"
+    saved = []
+    original = Journal.add_pair
+
+    def interrupt_after_three(self, key, value):
+        if len(saved) == 3:
+            raise KeyboardInterrupt
+        saved.append(key)
+        original(self, key, value)
+
+    monkeypatch.setattr(Journal, "add_pair", interrupt_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        compare_dumps(options(dumps, out, jobs=2))
+    assert journal_path(out).is_file() and not out.exists()
+    monkeypatch.setattr(Journal, "add_pair", original)
+    resumed = compare_dumps(options(dumps, out, jobs=2))
+    assert resumed.computed == clean.pairs - 3
+    assert out.read_bytes() == clean.output.read_bytes()
+    assert not journal_path(out).exists()
+
+
+def test_a_journal_of_other_dumps_is_ignored(dumps, tmp_path, monkeypatch):
+    out = tmp_path / "r.csv"
+    monkeypatch.setattr(Journal, "add_pair", lambda self, key, value: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        compare_dumps(options(dumps, out, jobs=1))
+    monkeypatch.undo()
+    golden, target = dumps
+    victim = sorted(target.glob("Conv2D.Conv_4.*.output.0.npy"))[0]
+    np.save(victim, np.load(victim) * np.float16(2))     # the dumps changed since
+    summary = compare_dumps(options(dumps, out, jobs=1))
+    assert summary.computed == summary.pairs
+
+
+def test_restart_ignores_a_matching_journal(dumps, tmp_path, monkeypatch):
+    out = tmp_path / "r.csv"
+    monkeypatch.setattr(Journal, "add_pair", lambda self, key, value: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        compare_dumps(options(dumps, out, jobs=1))
+    monkeypatch.undo()
+    summary = compare_dumps(options(dumps, out, jobs=1, resume=False))
+    assert summary.computed == summary.pairs
+
+
+def test_a_folder_output_gets_a_timestamped_name_and_a_stable_journal(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert output_path(folder).name.startswith("result_") and output_path(folder).suffix == ".csv"
+    assert journal_path(folder) == folder / ".advisor-compare.journal"
+    assert journal_path(tmp_path / "r.csv") == tmp_path / "r.csv.journal"
+
+
+def test_the_progress_bar_counts_and_rates():
+    stream = io.StringIO()
+    bar = ProgressBar("comparing pairs", 4, stream=stream, enabled=True)
+    for _ in range(4):
+        bar.advance()
+    bar.close()
+    assert "comparing pairs" in stream.getvalue() and "4/4" in stream.getvalue()
+    quiet = io.StringIO()
+    ProgressBar("x", 3, stream=quiet).close()          # not a terminal: draws nothing
+    assert quiet.getvalue() == ""
+
+
+def test_batches_bound_items_and_bytes(monkeypatch):
+    monkeypatch.setattr(runner, "BATCH_ITEMS", 3)
+    monkeypatch.setattr(runner, "BATCH_BYTES", 100)
+    assert runner.batches([(i, 10) for i in range(7)]) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert runner.batches([("a", 60), ("b", 60), ("c", 1)]) == [["a"], ["b", "c"]]
+
+
+def test_msprobe_dumps_pair_by_identical_names(tmp_path):
+    bench, npu = tmp_path / "bench", tmp_path / "npu"
+    bench.mkdir()
+    npu.mkdir()
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    for folder, noise in ((bench, 0.0), (npu, 1e-3)):
+        np.save(folder / "Functional.linear.0.forward.input.0.npy", x)
+        np.save(folder / "Functional.linear.0.forward.output.0.npy", x * 2 + noise)
+        np.save(folder / "Torch.relu.1.forward.output.0.npy", np.maximum(x, 0))
+    np.save(npu / "Torch.gelu.2.forward.output.0.npy", x)     # only on the NPU side
+    summary = compare_dumps(CompareOptions(bench, npu, tmp_path / "r.csv", progress=False, jobs=1))
+    frame = pd.read_csv(summary.output, keep_default_na=False, na_values=["NaN"])
+    assert summary.pairing.startswith("by name")
+    linear = frame[frame["NPUDump"] == "Functional.linear.0.forward"]
+    assert list(linear["TensorIndex"]) == ["Functional.linear.0.forward:input:0",
+                                           "Functional.linear.0.forward:output:0"]
+    assert linear["CosineSimilarity"].iloc[0] == 1.0
+    gelu = frame[frame["NPUDump"] == "Torch.gelu.2.forward"].iloc[0]
+    assert gelu["GroundTruth"] == "*" and gelu["CompareFailReason"] == "no golden data"
+
+
+def test_without_a_data_dump_the_first_input_pairs_with_the_golden_tensor_before_it(dumps, tmp_path):
+    golden, target = dumps
+    for path in list(target.glob("Data.*")) + list(target.glob("Cast.trans_Cast_0.*")) + list(
+            target.glob("TransData.*")):
+        path.unlink()
+    summary = compare_dumps(CompareOptions(golden, target, tmp_path / "r.csv", progress=False, jobs=1))
+    frame = pd.read_csv(summary.output, keep_default_na=False, na_values=["NaN"]).set_index("TensorIndex")
+    assert frame.loc["Conv_0:input:0", "CosineSimilarity"] > 0.999
+    assert any("Conv_0:input:0" in note for note in summary.notes)
+
+
+def test_cli_writes_the_csv_and_exits_0(dumps, tmp_path, capsys):
+    golden, target = dumps
+    code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv"),
+                 "--jobs", "1", "--no-progress"])
+    assert code == 0
+    assert "distinct tensor pairs" in capsys.readouterr().out
+    assert (tmp_path / "r.csv").read_text().startswith("Index,OpType,NPUDump")
+
+
+def test_cli_reports_a_missing_folder_with_exit_2(tmp_path, capsys):
+    code = main(["compare", "--golden", str(tmp_path / "missing"), "--target", str(tmp_path), "-o",
+                 str(tmp_path / "r.csv")])
+    assert code == 2
+    assert "golden dump folder not found" in capsys.readouterr().err
+
+
+def test_cli_interrupted_says_how_to_resume(dumps, tmp_path, capsys, monkeypatch):
+    golden, target = dumps
+    monkeypatch.setattr(runner, "compare_dumps", lambda options, stream=None: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr("advisor.cli.compare.compare_dumps", runner.compare_dumps)
+    code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv")])
+    assert code == 130
+    assert "run the same command again to resume" in capsys.readouterr().err
+
+
+def test_a_target_folder_of_golden_names_still_compares_by_name(dumps, tmp_path):
+    golden, _ = dumps
+    twin = tmp_path / "twin"
+    shutil.copytree(golden, twin)
+    summary = compare_dumps(CompareOptions(golden, twin, tmp_path / "r.csv", progress=False, jobs=1))
+    frame = pd.read_csv(summary.output)
+    assert (frame["CosineSimilarity"] == 1.0).all()
+
+
+def test_unreadable_graph_is_an_input_error(dumps, tmp_path):
+    bad = tmp_path / "g.json"
+    bad.write_text("[1, 2")
+    with pytest.raises(InputFormatError):
+        compare_dumps(options(dumps, tmp_path / "r.csv", graph=bad))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_dump_cut_short_is_an_input_error_naming_it(dumps, tmp_path, jobs, monkeypatch):
+    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches: workers when jobs > 1
+    golden, target = dumps
+    victim = sorted(golden.glob("Relu_5.*.npy"))[0]
+    victim.write_bytes(victim.read_bytes()[:-40])
+    with pytest.raises(InputFormatError, match="Relu_5"):
+        compare_dumps(options(dumps, tmp_path / "r.csv", jobs=jobs))
