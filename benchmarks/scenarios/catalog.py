@@ -74,7 +74,7 @@ def offset_photo(case: NetworkCase) -> faults.Fault:
 def shifted_audio(case: NetworkCase) -> faults.Fault:
     def make_input(_: torch.Tensor) -> torch.Tensor:
         return inputs.crepe_frames(8, case.crop_args["start"] + 80)
-    return faults.InputFault(kind="input_scale_mismatch", input_name="frames", make_input=make_input,
+    return faults.InputFault(kind="input_mismatch", input_name="frames", make_input=make_input,
                              description="target frames start 80 samples (5 ms) later")
 
 
@@ -203,7 +203,7 @@ def pcm_not_normalised(mode: str) -> Callable:
         def make_input(_: torch.Tensor) -> torch.Tensor:
             return inputs.crepe_frames(8, case.crop_args["start"], normalise=mode)
         return faults.InputFault(
-            kind="input_mismatch", input_name="frames", make_input=make_input, then_overflows=True,
+            kind="input_scale_mismatch", input_name="frames", make_input=make_input, then_overflows=True,
             description=(f"the target is fed {words[mode]} where frames of zero mean and unit variance are "
                          "expected: the input differs in scale by ~3000x (cosine alone barely notices: it is "
                          "blind to scale), and the first convolution's FP16 output overflows as a "

@@ -29,7 +29,7 @@ from advisor.ingest import read_comparison
 
 #: The vendors' cosine threshold: only used to report where a cosine-only reader would look.
 COSINE_OK = 0.99
-INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc")
+INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "input_scale_mismatch")
 #: Kinds whose root cause must break the network output (a problem node, as the advisor says today).
 OUTPUT_BREAKING_KINDS = ("problem_node", "quant_per_tensor", "quant_symmetric")
 
