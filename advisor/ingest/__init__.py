@@ -1,10 +1,16 @@
-"""Ingest: turn a comparison result file into the canonical ComparisonTable.
+"""Ingest: turn comparison results into the canonical ComparisonTable (advisor/ingest/table.py).
 
-``read_comparison(path)`` checks the file, sniffs its text encoding from the first chunk, reads
-the header line and hands the file to the first registered reader whose ``matches`` accepts that
-header. A reader is anything with a ``name``, an ``expected_header`` (a short description used in
-the "unknown header" message), ``matches(header_fields)`` and ``read(path, encoding)``; new
-formats plug in with ``register_reader``.
+``read_comparison(path, format=None, mapping=None)`` checks the file, sniffs its text encoding from
+the first chunk, reads the header line and hands the file to the first registered reader whose
+``matches`` accepts that header (``format`` skips detection; ``mapping``, the path of a YAML column
+mapping, reads any CSV with the ``generic`` reader). ``read_dump_pair(bench, target)`` compares two
+msprobe ``dump.json`` files by their statistics.
+
+A reader is anything with a ``name``, an ``expected_header`` (a short description used in the
+"unknown header" message), ``matches(header_fields)`` and ``read(path, encoding)``; new formats plug
+in with ``register_reader``. Formats (docs/formats.md): msaccucmp, msaccucmp-legacy, msprobe,
+msprobe-summary, msprobe-md5, msprobe-legacy, generic (never detected: needs a mapping) and
+msprobe-dump (two files: ``read_dump_pair``).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from pathlib import Path
 from typing import Protocol
 
 from advisor.errors import InputFormatError, UsageError
-from advisor.ingest import msaccucmp
+from advisor.ingest import msaccucmp, msprobe_csv
+from advisor.ingest.generic_csv import GenericCsvReader, load_mapping
+from advisor.ingest.msprobe_dump import DumpPairEntry, read_dump_pair
 from advisor.ingest.table import ComparisonTable
 
-__all__ = ["ComparisonTable", "Reader", "known_formats", "read_comparison", "register_reader"]
+__all__ = ["ComparisonTable", "Reader", "known_formats", "load_mapping", "read_comparison", "read_dump_pair",
+           "register_reader"]
 
 SNIFF_BYTES = 64 * 1024
 
@@ -45,17 +54,28 @@ def known_formats() -> list[str]:
     return list(_READERS)
 
 
-for _reader in msaccucmp.READERS:
+for _reader in (*msaccucmp.READERS, *msprobe_csv.READERS, GenericCsvReader(), DumpPairEntry()):
     register_reader(_reader)
 
 
-def read_comparison(path: str | Path, format: str | None = None) -> ComparisonTable:
-    """Read a comparison result; ``format`` (a name from ``known_formats()``) skips detection."""
+def read_comparison(path: str | Path, format: str | None = None,
+                    mapping: str | Path | None = None) -> ComparisonTable:
+    """Read a comparison result; ``format`` (a name from ``known_formats()``) skips detection;
+    ``mapping`` (a YAML column mapping file) reads the file with the ``generic`` reader."""
     path = Path(path)
+    if mapping is not None and format not in (None, "generic"):
+        raise UsageError(f"a column mapping is for the generic format, not {format!r}")
+    reader = GenericCsvReader(load_mapping(mapping)) if mapping is not None else None
+    if reader is None and format:
+        reader = _reader_named(format)
     head, size = _read_head(path)
     encoding = sniff_encoding(path, head, complete=len(head) == size)
+    if reader is None and head.lstrip()[:1] in (b"{", b"["):
+        raise InputFormatError("a JSON file, not a comparison CSV; two msprobe dump.json files are "
+                               "compared as a pair: advisor run --bench BENCH/dump.json --target TARGET/dump.json",
+                               path=path)
     fields = _header_fields(path, head, encoding, size)
-    reader = _reader_named(format) if format else _detect(path, fields)
+    reader = reader or _detect(path, fields)
     try:
         return reader.read(path, encoding)
     except UnicodeDecodeError:

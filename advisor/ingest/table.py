@@ -4,35 +4,57 @@ One row per compared tensor, in the order of the source file. Columns (all prese
 missing information is NA):
 
 identity
-    op_index        Int64   the target (NPU, fused) op id: all tensors of one op share it (msaccucmp ``Index``)
+    op_index        Int64   the target (NPU, fused) op id: all tensors of one op share it (msaccucmp ``Index``;
+                            msprobe: the API call's position in execution order, from 0)
     op_sequence     Int64   ``OpSequence`` when the compare was restricted to a selection
-    op_type         string  target op type (``Conv2D``, ``TransData``...)
-    op_name         string  target op name (msaccucmp ``NPUDump``)
-    golden_ops      string  golden op names the target op was fused from, comma-joined
-    tensor_id       string  ``<op name>:<input|output>:<n>`` as in the source
-    io              string  ``input`` or ``output``
-    slot            Int64   tensor slot n
+    op_type         string  target op type (``Conv2D``, ``TransData``...; msprobe: the API, ``Functional.linear``,
+                            or ``Module.<class>`` / ``Cell.<class>`` for a module)
+    op_name         string  target op name (msaccucmp ``NPUDump``; msprobe: the API call,
+                            ``Functional.linear.0.forward``, old ``Functional_linear_0_forward``)
+    golden_ops      string  golden op names the target op was fused from, comma-joined (msprobe: the bench call)
+    tensor_id       string  the tensor's own name as in the source (``<op>:<input|output>:<n>``,
+                            ``Functional.linear.0.forward.input.0``)
+    io              string  ``input`` or ``output`` (msprobe module tensors also ``parameter``,
+                            ``parameter_grad``)
+    slot            Int64   tensor slot n (NA for a keyword argument or a named parameter: see tensor_id)
+    direction       string  ``forward`` or ``backward`` (msprobe); NA for msaccucmp (inference graphs)
     npu_dtype       string  normalised dtype of the target tensor: float32, float16, bfloat16, int8, ...
     golden_dtype    string  normalised dtype of the golden tensor
     npu_address     string  device address (when dumped from device memory)
     golden_address  string
-    shape           string  as printed, e.g. ``[1,3,224,224]``
+    shape           string  target tensor shape as printed, e.g. ``[1,3,224,224]``
+    golden_shape    string  golden tensor shape as printed, when the source gives it apart (msprobe)
 flags
     overflow        boolean ``OverFlow`` (YES -> True, NO -> False, else NA)
     is_network_output boolean  the ``Node_Output`` row (the final network output)
-    npu_only        boolean  the op exists only on the target (GroundTruth ``*``)
+    npu_only        boolean  the op exists only on the target (GroundTruth ``*``, msprobe Bench Name ``N/A``)
     golden_only     boolean  the op exists only on the golden side (NPUDump ``*``)
+    shape_mismatch  boolean  both sides exist but their shapes differ (msprobe ``shape unmatched``, or the two
+                            printed shapes differ); NA when the source gives one shape only (msaccucmp)
+    md5_match       boolean  MD5 mode: the two tensors' MD5 digests are equal
 metrics (float64; NaN when absent or not computable; inf kept)
     cosine, max_abs_error, accumulated_relative_error, relative_euclidean_distance, kl_divergence,
     mean_absolute_error, root_mean_square_error, max_relative_error, mean_relative_error
-statistics (float64, from ``StandardDeviation`` ``(mean;std),(mean;std)``, target side first)
-    npu_mean, npu_std, golden_mean, golden_std
+    euclidean_distance  sqrt(sum (x-y)^2), absolute (msprobe ``EucDist``)
+    err_ratio_1e3, err_ratio_5e3  share of elements whose relative error is below 0.001 / 0.005
+                            (msprobe ``One Thousandth Err Ratio`` / ``Five Thousandths Err Ratio``)
+statistics (float64, per tensor; target side ``npu_``, golden side ``golden_``)
+    npu_mean, npu_std, golden_mean, golden_std   (msaccucmp ``StandardDeviation`` ``(mean;std),(mean;std)``)
+    npu_max, npu_min, npu_norm, golden_max, golden_min, golden_norm   (msprobe; norm = L2 norm)
+statistic differences (float64, |npu - golden| / |golden|, a fraction: 0.05 is 5 %; NaN when golden is 0)
+    max_rel_diff, min_rel_diff, mean_rel_diff, norm_rel_diff   (msprobe summary mode ``MaxRelativeErr``...
+                            ``NormRelativeErr``, or computed from the statistics)
 provenance
-    compare_fail_reason string
+    verdict         string  the tool's own judgement as printed: msprobe ``Accuracy Reached or Not``
+                            (``Yes``/``No``/``Unmatched``/``None``) or ``Result`` (summary ``Warning``,
+                            MD5 ``Pass``/``Different``); NA when blank
+    compare_fail_reason string  (msprobe ``Err_message``)
     source_line     int64   1-based line of the row in the source file (the header is line 1)
 
 User-defined metric columns that follow the known ones are kept as float64 columns named
-``user_<snake_case name>`` and listed in ``ComparisonTable.extra_metrics``.
+``user_<snake_case name>`` and listed in ``ComparisonTable.extra_metrics``. ``present_metrics`` lists
+the metric and statistic columns the source filled, ``derived_metrics`` those of them computed exactly
+from other values of the source (e.g. msprobe's relative Euclidean distance = EucDist / Bench l2norm).
 """
 
 from __future__ import annotations
@@ -40,6 +62,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 IDENTITY_COLUMNS: dict[str, str] = {
@@ -51,17 +74,21 @@ IDENTITY_COLUMNS: dict[str, str] = {
     "tensor_id": "string",
     "io": "string",
     "slot": "Int64",
+    "direction": "string",
     "npu_dtype": "string",
     "golden_dtype": "string",
     "npu_address": "string",
     "golden_address": "string",
     "shape": "string",
+    "golden_shape": "string",
 }
 FLAG_COLUMNS: dict[str, str] = {
     "overflow": "boolean",
     "is_network_output": "boolean",
     "npu_only": "boolean",
     "golden_only": "boolean",
+    "shape_mismatch": "boolean",
+    "md5_match": "boolean",
 }
 METRIC_COLUMNS: tuple[str, ...] = (
     "cosine",
@@ -74,14 +101,20 @@ METRIC_COLUMNS: tuple[str, ...] = (
     "max_relative_error",
     "mean_relative_error",
 )
+# Element-wise metrics msprobe computes and msaccucmp does not.
+MSPROBE_METRIC_COLUMNS: tuple[str, ...] = ("euclidean_distance", "err_ratio_1e3", "err_ratio_5e3")
 STAT_COLUMNS: tuple[str, ...] = ("npu_mean", "npu_std", "golden_mean", "golden_std")
-PROVENANCE_COLUMNS: dict[str, str] = {"compare_fail_reason": "string", "source_line": "int64"}
+EXTREMA_COLUMNS: tuple[str, ...] = ("npu_max", "npu_min", "npu_norm", "golden_max", "golden_min", "golden_norm")
+STAT_DIFF_COLUMNS: tuple[str, ...] = ("max_rel_diff", "min_rel_diff", "mean_rel_diff", "norm_rel_diff")
+PROVENANCE_COLUMNS: dict[str, str] = {"verdict": "string", "compare_fail_reason": "string",
+                                      "source_line": "int64"}
+FLOAT_COLUMNS: tuple[str, ...] = (*METRIC_COLUMNS, *MSPROBE_METRIC_COLUMNS, *STAT_COLUMNS, *EXTREMA_COLUMNS,
+                                  *STAT_DIFF_COLUMNS)
 
 COLUMNS: dict[str, str] = {
     **IDENTITY_COLUMNS,
     **FLAG_COLUMNS,
-    **{name: "float64" for name in METRIC_COLUMNS},
-    **{name: "float64" for name in STAT_COLUMNS},
+    **{name: "float64" for name in FLOAT_COLUMNS},
     **PROVENANCE_COLUMNS,
 }
 
@@ -95,22 +128,34 @@ class ComparisonTable:
     format: str                     # reader name, e.g. "msaccucmp", "msaccucmp-legacy"
     extra_metrics: list[str] = field(default_factory=list)
     present_metrics: list[str] = field(default_factory=list)  # metrics the source really had
+    derived_metrics: list[str] = field(default_factory=list)  # of those, computed from other values
 
     def __len__(self) -> int:
         return len(self.frame)
 
 
+def na_array(dtype: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    """``rows`` NA values of a canonical dtype (0 for ``int64``, which has no NA)."""
+    if dtype == "float64":
+        return np.full(rows, np.nan)
+    if dtype == "int64":
+        return np.zeros(rows, dtype=np.int64)
+    if dtype == "boolean":
+        return pd.arrays.BooleanArray(np.zeros(rows, dtype=bool), np.ones(rows, dtype=bool))
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.zeros(rows, dtype=np.int64), np.ones(rows, dtype=bool))
+    # A scalar broadcast by Series is ~7x faster than pd.array over an object array of NA.
+    return pd.Series(pd.NA, index=range(rows), dtype=dtype).array
+
+
+def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    """Canonical column ``name`` with every value NA."""
+    return na_array(COLUMNS[name], rows)
+
+
 def empty_frame(rows: int) -> pd.DataFrame:
     """A frame with every canonical column, all NA, of the canonical dtypes."""
-    data = {}
-    for name, dtype in COLUMNS.items():
-        if dtype == "float64":
-            data[name] = pd.Series(float("nan"), index=range(rows), dtype="float64")
-        elif dtype == "int64":
-            data[name] = pd.Series(0, index=range(rows), dtype="int64")
-        else:
-            data[name] = pd.Series(pd.NA, index=range(rows), dtype=dtype)
-    return pd.DataFrame(data)
+    return pd.DataFrame({name: na_column(name, rows) for name in COLUMNS}, copy=False)
 
 
 def check_schema(frame: pd.DataFrame) -> None:

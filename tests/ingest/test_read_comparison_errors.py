@@ -60,11 +60,13 @@ def test_unknown_header_lists_the_expected_formats(write_result):
     assert "unknown header 'name,value,score'" in message
     assert "expected one of: msaccucmp (Index, OpType, NPUDump," in message
     assert "msaccucmp-legacy (Index, LeftOp, RightOp, TensorIndex" in message
+    for name in ("msprobe", "msprobe-summary", "msprobe-md5", "msprobe-legacy", "generic", "msprobe-dump"):
+        assert f"; {name} (" in message, name
 
 
 def test_unknown_format_name_is_a_usage_error(write_result):
-    with pytest.raises(UsageError, match="unknown format 'msprobe'.*msaccucmp"):
-        read_comparison(write_result(FULL_HEADER, FULL_ROWS), format="msprobe")
+    with pytest.raises(UsageError, match="unknown format 'msprobe-xlsx'.*msaccucmp.*msprobe-dump"):
+        read_comparison(write_result(FULL_HEADER, FULL_ROWS), format="msprobe-xlsx")
 
 
 @pytest.mark.parametrize(("header", "missing"), [

@@ -1,0 +1,38 @@
+"""Dtype names as every tool spells them, normalised to one vocabulary.
+
+msaccucmp writes ``DT_FLOAT16``, msprobe/PyTorch ``torch.float16``, msprobe/MindSpore ``Float16`` /
+``BFloat16``, numpy ``float16``; the canonical table holds ``float16``, ``bfloat16``, ``float32``,
+``int8``... Unknown names are kept, lowercased.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+DTYPE_PREFIXES = ("dt_", "torch.", "np.", "numpy.", "mindspore.", "ms.")
+DTYPE_ALIASES: dict[str, str] = {
+    "float": "float32", "float32": "float32", "fp32": "float32", "single": "float32",
+    "float16": "float16", "half": "float16", "fp16": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "double": "float64", "float64": "float64", "fp64": "float64",
+    "int8": "int8", "uint8": "uint8", "int16": "int16", "short": "int16", "uint16": "uint16",
+    "int32": "int32", "int": "int32", "uint32": "uint32", "int64": "int64", "long": "int64",
+    "uint64": "uint64", "bool": "bool", "bool_": "bool", "boolean": "bool",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+
+def normalise_dtype(value: str) -> str:
+    """``DT_FLOAT16`` / ``torch.float16`` / ``Float16`` / ``half`` -> ``float16``; unknown names lowercased."""
+    text = value.strip().lower()
+    key = next((text[len(p):] for p in DTYPE_PREFIXES if text.startswith(p)), text)
+    return DTYPE_ALIASES.get(key, text)
+
+
+def normalise_dtypes(values: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """A column of dtype names, normalised; NA stays NA."""
+    # A million rows hold a handful of distinct dtypes: normalise the distinct ones only.
+    codes, uniques = pd.factorize(values)
+    names = np.array([normalise_dtype(str(u)) for u in uniques] + [pd.NA], dtype=object)
+    return pd.array(names[codes], dtype="string")

@@ -1,0 +1,226 @@
+"""Reader for the msprobe / ptdbg compare result CSV, PyTorch and MindSpore (FORMATS.md §2).
+
+Four layouts, one reader: columns are recognised by name, so the current header (``NPU Dtype``,
+``EucDist``, ``Requires_grad``...), the old ptdbg one (``NPU Tensor Dtype``, no norms), summary mode
+(``Max diff``... ``NormRelativeErr``, ``Result``) and MD5 mode (``NPU MD5``, ``BENCH MD5``,
+``Result``) only differ in which columns are present. The format name records which layout the
+header showed; ``--format`` forces one and then checks the columns that layout needs.
+
+Mapping into the canonical table (advisor/ingest/table.py):
+
+- ``NPU Name`` is the ``tensor_id``; its call (``Functional.linear.0.forward``) is ``op_name``, the
+  API (``Functional.linear``) ``op_type``, and ``io`` / ``slot`` / ``direction`` come from the name
+  (advisor/ingest/msprobe_names.py). ``op_index`` numbers the calls in the order the file lists them
+  (rows of one call share it). ``golden_ops`` is the ``Bench Name``'s call.
+- Words in number cells (``N/A``, ``Nan``, ``None``, ``unsupported``, ``shape unmatched``, empty,
+  ``nan\\t``) are NaN; ``inf`` is kept. Summary-mode relative errors are printed as percentages
+  (``4460.48%``) and stored as fractions in ``max_rel_diff``... ``norm_rel_diff``: in summary mode
+  ``MaxRelativeErr`` is the relative difference of the two *maxima*, not an element-wise error,
+  so it never lands in ``max_relative_error``. The signed ``Max diff``... columns are not kept:
+  they are ``npu_max - golden_max``.
+- A row without bench data (``Bench Name`` ``N/A``/``Nan``/empty and no bench dtype) is
+  ``npu_only``; one without NPU data (no NPU name and no NPU dtype) is ``golden_only``, with
+  ``op_name`` NA as msaccucmp's golden-only rows. A blank ``NPU Name`` on a row that does carry NPU
+  data (a re-saved file, see realdata) takes its call from ``Bench Name``; ``tensor_id`` stays NA.
+- ``shape_mismatch`` is True where a metric cell says ``shape unmatched`` or the two printed shapes
+  differ, False where both shapes are printed and equal. ``verdict`` keeps ``Accuracy Reached or
+  Not`` / ``Result`` as printed (``Yes``, ``No``, ``Unmatched``, ``None``, ``Warning``, ``Pass``...);
+  a blank or ``N/A`` verdict is NA. ``md5_match`` compares the two MD5 cells.
+- Derived exactly (listed in ``derived_metrics``): ``relative_euclidean_distance`` = EucDist /
+  Bench l2norm where that norm is > 0, and the statistic differences |npu - golden| / |golden| when
+  the file did not print them.
+- ``Requires_grad``, ``NPU_Stack_Info``, ``Data_name`` and unknown columns are not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from advisor.errors import InputFormatError
+from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, read_text_cells, text_column
+from advisor.ingest.derived_metrics import derive_metrics
+from advisor.ingest.dtypes import normalise_dtypes
+from advisor.ingest.msprobe_names import split_tensor_names
+from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
+
+CURRENT = "msprobe"
+LEGACY = "msprobe-legacy"
+SUMMARY = "msprobe-summary"
+MD5 = "msprobe-md5"
+
+NAME_HEADERS = ("NPU Name", "Bench Name")
+SUMMARY_MARKERS = frozenset({"Max diff", "Min diff", "Mean diff", "L2norm diff"})
+MD5_MARKERS = frozenset({"NPU MD5", "BENCH MD5"})
+LEGACY_MARKERS = frozenset({"NPU Tensor Dtype", "Bench Tensor Dtype"})
+
+# Header -> canonical column (or an internal role starting with "_").
+TEXT_HEADERS: dict[str, str] = {
+    "NPU Name": "_npu_name", "Bench Name": "_bench_name",
+    "NPU Dtype": "npu_dtype", "NPU Tensor Dtype": "npu_dtype",
+    "Bench Dtype": "golden_dtype", "Bench Tensor Dtype": "golden_dtype",
+    "NPU Tensor Shape": "shape", "Bench Tensor Shape": "golden_shape",
+    "NPU MD5": "_npu_md5", "BENCH MD5": "_bench_md5", "Bench MD5": "_bench_md5",
+    "Err_message": "compare_fail_reason",
+}
+VERDICT_HEADERS = ("Accuracy Reached or Not", "Result")
+NUMBER_HEADERS: dict[str, str] = {
+    "Cosine": "cosine", "EucDist": "euclidean_distance", "MaxAbsErr": "max_abs_error",
+    "MaxRelativeErr": "max_relative_error",
+    "One Thousandth Err Ratio": "err_ratio_1e3", "Five Thousandths Err Ratio": "err_ratio_5e3",
+    "NPU max": "npu_max", "NPU min": "npu_min", "NPU mean": "npu_mean", "NPU l2norm": "npu_norm",
+    "Bench max": "golden_max", "Bench min": "golden_min", "Bench mean": "golden_mean",
+    "Bench l2norm": "golden_norm",
+}
+# Summary mode: relative differences of the statistics, printed as percentages.
+SUMMARY_PERCENT_HEADERS: dict[str, str] = {
+    "MaxRelativeErr": "max_rel_diff", "MinRelativeErr": "min_rel_diff",
+    "MeanRelativeErr": "mean_rel_diff", "NormRelativeErr": "norm_rel_diff",
+}
+VERDICT_BLANK = ("", "N/A")
+METRIC_HEADERS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                  "Five Thousandths Err Ratio")
+
+
+@dataclass(frozen=True)
+class MsprobeReader:
+    """One msprobe layout: which header names claim a file, which columns it needs."""
+
+    name: str
+    expected_header: str
+    markers: frozenset[str]           # any one of these (with NPU Name, Bench Name) claims the file
+    required: tuple[str, ...]
+    excluded: frozenset[str] = frozenset()
+
+    def matches(self, header_fields: Sequence[str]) -> bool:
+        fields = {f.strip() for f in header_fields}
+        if not set(NAME_HEADERS) <= fields or fields & self.excluded:
+            return False
+        return not self.markers or bool(fields & self.markers)
+
+    def read(self, path: Path, encoding: str) -> ComparisonTable:
+        cells, lines = read_text_cells(path, encoding)
+        missing = [h for h in (*NAME_HEADERS, *self.required) if h not in cells.columns]
+        if missing:
+            raise InputFormatError(
+                f"missing required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
+                f"an {self.name} result needs {', '.join((*NAME_HEADERS, *self.required))}",
+                path=path, line=1)
+        return canonical_table(cells, lines, path, self.name)
+
+
+# Listed in the order users meet them; the markers make the four mutually exclusive.
+READERS: tuple[MsprobeReader, ...] = (
+    MsprobeReader(name=CURRENT, markers=frozenset(), required=("Cosine",),
+                  excluded=MD5_MARKERS | SUMMARY_MARKERS | LEGACY_MARKERS,
+                  expected_header="NPU Name, Bench Name, NPU Dtype, Bench Dtype, ..., Cosine, EucDist, "
+                                  "MaxAbsErr, ..., Accuracy Reached or Not, Err_message"),
+    MsprobeReader(name=SUMMARY, markers=SUMMARY_MARKERS, required=("NPU max", "Bench max"),
+                  excluded=MD5_MARKERS,
+                  expected_header="NPU Name, Bench Name, NPU Dtype, ..., Max diff, Min diff, Mean diff, "
+                                  "L2norm diff, ..., Result"),
+    MsprobeReader(name=MD5, markers=MD5_MARKERS, required=("NPU MD5", "BENCH MD5"),
+                  expected_header="NPU Name, Bench Name, NPU Dtype, ..., NPU MD5, BENCH MD5, Result"),
+    MsprobeReader(name=LEGACY, markers=LEGACY_MARKERS, required=("Cosine",),
+                  excluded=MD5_MARKERS | SUMMARY_MARKERS,
+                  expected_header="NPU Name, Bench Name, NPU Tensor Dtype, Bench Tensor Dtype, ..., Cosine, "
+                                  "MaxAbsErr, ..., Accuracy Reached or Not, Err_message"),
+)
+
+
+def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_name: str) -> ComparisonTable:
+    n = len(cells)
+    summary = bool(SUMMARY_MARKERS & set(cells.columns))
+    columns: dict[str, object] = {}
+    present: set[str] = set()
+    text = {role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items() if h in cells}
+    for header, role in NUMBER_HEADERS.items():
+        if header in cells and not (summary and header in SUMMARY_PERCENT_HEADERS):
+            columns[role] = numbers(cells[header], header, lines, path)
+            present.add(role)
+    if summary:
+        for header, role in SUMMARY_PERCENT_HEADERS.items():
+            if header in cells:
+                columns[role] = numbers(cells[header], header, lines, path, percent=True)
+                present.add(role)
+    derived = derive_metrics(columns, present)
+
+    identity = _identity(text, n)
+    columns.update(identity)
+    for role in ("npu_dtype", "golden_dtype"):
+        if role in text:
+            columns[role] = normalise_dtypes(text[role])
+    for role in ("shape", "golden_shape", "compare_fail_reason"):
+        if role in text:
+            columns[role] = text[role].array
+    verdict_header = next((h for h in VERDICT_HEADERS if h in cells), None)
+    if verdict_header:  # "None" is a verdict msprobe prints ("cannot judge"), not a missing value
+        columns["verdict"] = text_column(cells[verdict_header], VERDICT_BLANK).array
+    columns["shape_mismatch"] = _shape_mismatch(cells, text)
+    if "_npu_md5" in text and "_bench_md5" in text:
+        both = text["_npu_md5"].notna() & text["_bench_md5"].notna()
+        columns["md5_match"] = (text["_npu_md5"] == text["_bench_md5"]).where(both).astype("boolean").array
+    columns["is_network_output"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    columns["source_line"] = lines
+    frame = pd.DataFrame({name: columns[name] if name in columns else na_column(name, n) for name in COLUMNS},
+                         copy=False)
+    order = [m for m in FLOAT_COLUMNS if m in present]
+    return ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
+                           derived_metrics=[m for m in order if m in derived])
+
+
+def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:
+    empty = pd.Series(pd.NA, index=range(n), dtype="string")
+    npu_name = text.get("_npu_name", empty)
+    bench_name = text.get("_bench_name", empty)
+    # one pass over both columns: most rows print the same name twice
+    both = split_tensor_names(pd.concat([npu_name, bench_name], ignore_index=True))
+    npu, bench = both.iloc[:n].reset_index(drop=True), both.iloc[n:].reset_index(drop=True)
+    npu_side = npu_name.notna() | text.get("npu_dtype", empty).notna()
+    bench_side = bench_name.notna() | text.get("golden_dtype", empty).notna()
+    npu_only = (npu_side & ~bench_side).to_numpy(dtype=bool)
+    golden_only = (bench_side & ~npu_side).to_numpy(dtype=bool)
+    # A name no pattern splits is still the best identity there is: it becomes its own call.
+    npu_call = npu["call"].fillna(npu_name)
+    bench_call = bench["call"].fillna(bench_name)
+    call = npu_call.fillna(bench_call)
+    # npu name blank: the parts come from the bench name (same API in a name-matched compare)
+    parts = npu.where(npu_name.notna(), bench, axis=0)
+    codes, _ = pd.factorize(call)
+    op_index = pd.arrays.IntegerArray(np.maximum(codes, 0).astype(np.int64), codes < 0)
+    return {
+        "op_index": op_index,
+        "op_type": parts["op_type"].astype("string").array,
+        "op_name": call.mask(golden_only).astype("string").array,
+        "golden_ops": bench_call.astype("string").array,
+        "tensor_id": npu_name.array,
+        "io": parts["io"].astype("string").array,
+        "slot": parts["slot"].astype("Int64").array,
+        "direction": parts["direction"].astype("string").array,
+        "npu_only": pd.array(npu_only, dtype="boolean"),
+        "golden_only": pd.array(golden_only, dtype="boolean"),
+    }
+
+
+def _shape_mismatch(cells: pd.DataFrame, text: dict[str, pd.Series]) -> pd.api.extensions.ExtensionArray:
+    n = len(cells)
+    said = np.zeros(n, dtype=bool)
+    for header in METRIC_HEADERS:
+        if header in cells:
+            said |= cells[header].to_numpy(dtype=object) == "shape unmatched"
+    if "shape" in text and "golden_shape" in text:
+        npu_shape = map_distinct(text["shape"], _without_spaces)
+        bench_shape = map_distinct(text["golden_shape"], _without_spaces)
+        known = (npu_shape.notna() & bench_shape.notna()).to_numpy(dtype=bool)
+        differ = (npu_shape != bench_shape).fillna(False).to_numpy(dtype=bool)
+    else:
+        known = differ = np.zeros(n, dtype=bool)
+    return pd.arrays.BooleanArray(said | (known & differ), ~(said | known))
+
+
+def _without_spaces(shape: str) -> str:
+    return shape.replace(" ", "")
