@@ -14,13 +14,18 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import AdvisorError
 from . import compare as compare_command
+from . import diff as diff_command
+from . import node as node_command
+from . import ops as ops_command
 from . import rules as rules_command
 from . import run as run_command
+from . import tensor as tensor_command
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 # name -> module with add_parser(subparsers) and execute(args) -> int
-COMMANDS = {"run": run_command, "rules": rules_command, "compare": compare_command}
+COMMANDS = {"run": run_command, "rules": rules_command, "compare": compare_command, "ops": ops_command,
+            "node": node_command, "tensor": tensor_command, "diff": diff_command}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,103 @@
+"""``advisor node``: everything known about one op."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from ..errors import AdvisorError, UsageError
+from ..graph import read_graph
+from ..ingest import read_comparison
+from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
+from ..inspect.node import NodeReport, inspect_node
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "node", help="everything known about one op",
+        description="Type, fused-from ops and fusion passes, attributes, input and output tensors with their "
+                    "metrics, predecessors and successors (with --graph) and the findings that mention it. "
+                    "NAME is an op name (fuzzy: a unique substring will do), a golden op it was fused from, "
+                    "or an op index.")
+    parser.add_argument("name", metavar="NAME", help="op name, golden op name or op index")
+    parser.add_argument("comparison", type=Path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("--graph", type=Path, metavar="FILE", help="model graph (ONNX, GE dump, OM JSON)")
+    parser.add_argument("--depth", type=int, default=1, metavar="K",
+                        help="predecessors and successors up to K data edges away (default 1)")
+    parser.add_argument("--no-findings", action="store_true",
+                        help="do not run the analysis (faster on a large comparison)")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def execute(args: argparse.Namespace) -> int:
+    if args.depth < 0:
+        raise UsageError("--depth must be 0 or more")
+    table = read_comparison(args.comparison)
+    graph = read_graph(args.graph) if args.graph else None
+    diagnosis = None
+    if not args.no_findings:
+        from ..pipeline import AnalysisOptions, analyse
+        try:
+            diagnosis = analyse(AnalysisOptions(comparison=args.comparison))
+        except AdvisorError as exc:  # the findings are extra: show the rest and say why they are missing
+            print(f"advisor: warning: no findings (the analysis failed: {exc.one_line()})", file=sys.stderr)
+    report = inspect_node(args.name, table, graph, depth=args.depth, diagnosis=diagnosis)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(node_text(report, colour=use_colour()))
+    return 0
+
+
+def node_text(report: NodeReport, *, colour: bool = False, width: int | None = None) -> str:
+    lines = [f"{report.name}  ({report.op_type or 'unknown type'})"
+             + (f"  index {report.index}" if report.index is not None else "  not in the comparison")]
+    if report.fused_from:
+        lines.append(f"fused from: {', '.join(report.fused_from)}")
+    if report.passes:
+        lines.append(f"fusion passes: {', '.join(report.passes)}")
+    if report.in_graph is False:
+        lines.append("graph: no op of this name in the graph")
+    if report.attributes:
+        lines.append("attributes:")
+        for key, value in list(report.attributes.items())[:30]:
+            text = str(value)
+            lines.append(f"  {key} = {text if len(text) <= 100 else text[:99] + '…'}")
+        if len(report.attributes) > 30:
+            lines.append(f"  ... {len(report.attributes) - 30} more (see --json)")
+    if report.tensors:
+        metrics = [m for m in ("cosine", "relative_euclidean_distance", "max_abs_error", "mean_relative_error",
+                               "kl_divergence") if any(m in t.metrics for t in report.tensors)]
+        headers = ["tensor", "dtype", "shape", "ovf", *(SHORT_NAMES.get(m, m) for m in metrics)]
+        rows, tints = [], []
+        for t in report.tensors:
+            rows.append([t.tensor, t.dtype or "-", t.shape or "-", "yes" if t.overflow else "",
+                         *(fmt(t.metrics.get(m)) for m in metrics)])
+            cos = t.metrics.get("cosine", float("nan"))
+            tints.append([None, None, None, "red" if t.overflow else None,
+                          *(("red" if cos < 0.99 else None) if m == "cosine" else None for m in metrics)])
+        lines += ["", render_table(headers, rows, width=width, shrink=(0, 2), colours=tints, colour=colour)]
+    if report.graph_inputs or report.graph_outputs:
+        lines.append("")
+        lines.append(f"graph inputs: {', '.join(report.graph_inputs) or '-'}")
+        lines.append(f"graph outputs: {', '.join(report.graph_outputs) or '-'}")
+    for title, items in (("predecessors", report.predecessors), ("successors", report.successors)):
+        if report.in_graph:
+            lines += ["", f"{title}:" if items else f"{title}: none"]
+            if items:
+                rows = [[str(n.distance), n.name, n.op_type, fmt(n.index), fmt(n.out_cosine)] for n in items]
+                lines.append(render_table(["d", "op", "type", "#", "out cos"], rows, width=width, shrink=(1,)))
+    if report.in_graph is None:
+        lines += ["", "predecessors/successors: give --graph FILE"]
+    if report.findings:
+        lines += ["", "findings:"]
+        for f in report.findings:
+            mark = "root cause " if f["root_cause"] else ""
+            head = f"  [{f['severity']}] {mark}{f['kind']} ({f['rule']}) at {f['op']}"
+            lines.append(head if not colour else f"\x1b[1m{head}\x1b[0m")
+            lines.append(textwrap.fill(f["evidence"], width=width or terminal_width(),
+                                       initial_indent="    ", subsequent_indent="    "))
+    return "\n".join(lines)

@@ -1,0 +1,66 @@
+"""``advisor ops``: list the ops of a comparison (fuzzy name/type match, metric thresholds)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from ..graph import read_graph
+from ..ingest import read_comparison
+from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
+from ..inspect.ops import OpSummary, list_ops
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ops", help="list the ops of a comparison, filtered and in execution order",
+        description="One line per op: index, type, name, fused-from ops and its worst input and output "
+                    "metrics (lowest cosine, highest errors). Names and types match fuzzily (case and "
+                    "separators ignored).")
+    parser.add_argument("comparison", type=Path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("--graph", type=Path, metavar="FILE", help="model graph, for fused-from ops and passes")
+    parser.add_argument("--name", metavar="SUBSTR", help="keep ops whose name (or a fused-from op) contains it")
+    parser.add_argument("--type", dest="op_type", metavar="TYPE", help="keep ops whose type contains it")
+    parser.add_argument("--below", metavar="METRIC=VALUE",
+                        help="keep ops whose worst output METRIC is below VALUE, e.g. cosine=0.98")
+    parser.add_argument("--above", metavar="METRIC=VALUE",
+                        help="keep ops whose worst output METRIC is above VALUE, e.g. red=0.01")
+    parser.add_argument("--limit", type=int, metavar="N", help="show at most N ops")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def execute(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
+    below = parse_threshold(args.below) if args.below else None
+    above = parse_threshold(args.above) if args.above else None
+    table = read_comparison(args.comparison)
+    graph = read_graph(args.graph) if args.graph else None
+    ops = list_ops(table, graph, name=args.name, op_type=args.op_type, below=below, above=above, limit=args.limit)
+    if args.json:
+        print(json.dumps(jsonable({"comparison": str(args.comparison), "count": len(ops),
+                                   "ops": [op.to_dict() for op in ops]}), indent=2))
+        return 0
+    print(ops_text(ops, colour=use_colour()))
+    return 0
+
+
+
+def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = None) -> str:
+    if not ops:
+        return "no op matches"
+    headers = ["#", "type", "name", "fused from", "in cos", "out cos", "out red", "out max_abs"]
+    rows, tints = [], []
+    for op in ops:
+        out_cos = op.outputs.get("cosine", float("nan"))
+        rows.append([fmt(op.index), op.op_type, op.name, ",".join(op.fused_from) if op.fused_from != [op.name] else "",
+                     fmt(op.inputs.get("cosine")), fmt(out_cos), fmt(op.outputs.get("relative_euclidean_distance")),
+                     fmt(op.outputs.get("max_abs_error"))])
+        bad = out_cos < 0.99 or op.overflow
+        tints.append([None, None, "red" if bad else None, None, None,
+                      "red" if out_cos < 0.99 else ("green" if out_cos >= 0.99 else None), None, None])
+    table = render_table(headers, rows, width=width, shrink=(3, 2), colours=tints, colour=colour)
+    return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
+
