@@ -13,8 +13,10 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import AdvisorError
+from . import batch as batch_command
 from . import compare as compare_command
 from . import diff as diff_command
+from . import history as history_command
 from . import node as node_command
 from . import ops as ops_command
 from . import rules as rules_command
@@ -24,8 +26,9 @@ from . import tensor as tensor_command
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 # name -> module with add_parser(subparsers) and execute(args) -> int
-COMMANDS = {"run": run_command, "rules": rules_command, "compare": compare_command, "ops": ops_command,
-            "node": node_command, "tensor": tensor_command, "diff": diff_command}
+COMMANDS = {"run": run_command, "rules": rules_command, "batch": batch_command, "history": history_command,
+            "compare": compare_command}
+COMMANDS.update(ops=ops_command, node=node_command, tensor=tensor_command, diff=diff_command)
 
 
 class _Parser(argparse.ArgumentParser):

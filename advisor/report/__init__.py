@@ -21,7 +21,7 @@ from .view import build_view, check_language
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
 __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "build_view",
-           "get_reporter", "register", "render", "write_reports"]
+           "get_reporter", "register", "render", "write_files", "write_reports"]
 
 
 def render(diagnosis: Diagnosis, fmt: str, lang: str = "en") -> str:
@@ -42,6 +42,13 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
     view = build_view(diagnosis, lang)
     rendered = [(r.filename, r.render(view)) for r in reporters]
     return _write_all(Path(outdir), rendered)
+
+
+def write_files(outdir: str | Path, files: Iterable[tuple[str, str]]) -> list[Path]:
+    """Write ``(filename, text)`` pairs into ``outdir`` the way reports are written: all staged
+    first, then moved into place, so a reader never sees a half-written file. Other writers of
+    whole pages (the batch index and digest) use this instead of their own copy."""
+    return _write_all(Path(outdir), list(files))
 
 
 def _write_all(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:

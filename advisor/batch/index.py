@@ -1,0 +1,167 @@
+"""The batch's index page (static HTML) and digest (Markdown), from a RunOverview.
+
+View model here, words and layout in ``reports/index.html.j2`` and ``reports/digest.md.j2``. The
+page is one offline file: the report stylesheet and the trend sparklines are inlined, nothing is
+fetched. Regressions lead both, then failures, then the other changes, then every job.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from ..report import write_files
+from ..report.reporters import environment, templates_dir
+from ..report.text import fmt_value
+from .changes import FindingChanges
+from .overview import JobState, RunOverview
+from .records import FindingRecord
+from .sparkline import TrendPoint, trend_svg
+from .store import ResultRow
+
+INDEX_FILE, DIGEST_FILE = "index.html", "digest.md"
+REPORT_PREFERENCE = ("report.html", "report.md", "report.json", "report.txt")
+DIGEST_LIST_LIMIT = 15
+TRANSITION_LABELS = {"new": "first run", "regression": "regression", "recovered": "recovered",
+                     "changed": "changed", "same": "—", "failed": "failed"}
+STATUS_LABELS = {"ok": "analysed", "unchanged": "unchanged (skipped)", "failed": "failed"}
+
+
+@dataclass(frozen=True)
+class JobRow:
+    name: str
+    status: str                      # ok | unchanged | failed
+    status_label: str
+    tone: str                        # ok | error | warning | info | failed: colour of the verdict
+    verdict: str                     # the report's verdict, or "failed"
+    previous_verdict: str | None
+    root: str | None                 # "Conv_3 (op 3)"
+    cosine: str
+    previous_cosine: str | None
+    errors: int
+    warnings: int
+    notes: int
+    transition: str
+    transition_label: str
+    new: tuple[str, ...]             # "problem-node: problem_node at Conv_3"
+    fixed: tuple[str, ...]
+    persists: int
+    report: str | None               # link to the preferred report, relative to the index (or --link-base)
+    reports: tuple[tuple[str, str], ...]   # (format, link) for every report written
+    error: str | None
+    trend: Markup
+
+
+@dataclass(frozen=True)
+class IndexView:
+    title: str
+    run_id: int
+    started_at: str
+    finished_at: str | None
+    version: str
+    workers: int
+    resumed: int
+    totals: dict[str, int]
+    regressions: tuple[JobRow, ...]
+    failures: tuple[JobRow, ...]
+    recovered: tuple[JobRow, ...]
+    changed: tuple[JobRow, ...]
+    jobs: tuple[JobRow, ...]
+    packs: tuple[tuple[str, str, str], ...]     # (name, version, digest prefix), as used this run
+    index_link: str
+    digest_limit: int = DIGEST_LIST_LIMIT
+
+
+def build_index_view(overview: RunOverview, output: Path, packs: Sequence[tuple[str, str, str]] = (),
+                     link_base: str | None = None) -> IndexView:
+    """``output``: where index.html goes (links are relative to it, or to ``link_base`` when given)."""
+    rows = tuple(_row(job, output, link_base) for job in overview.jobs)
+    pick = {row.name: row for row in rows}
+
+    def of(jobs: list[JobState]) -> tuple[JobRow, ...]:
+        return tuple(pick[job.name] for job in jobs)
+
+    run = overview.run
+    totals = {"jobs": len(rows), "analysed": overview.count("ok"), "unchanged": overview.count("unchanged"),
+              "failed": overview.count("failed"), "regressions": len(overview.regressions),
+              "recovered": len(overview.where("recovered")), "changed": len(overview.where("changed"))}
+    return IndexView(title=run.title, run_id=run.id, started_at=run.started_at, finished_at=run.finished_at,
+                     version=run.advisor_version, workers=run.workers, resumed=run.resumed, totals=totals,
+                     regressions=of(overview.regressions), failures=of(overview.failures),
+                     recovered=of(overview.where("recovered")), changed=of(overview.where("changed")),
+                     jobs=rows, packs=tuple(packs), index_link=_link(output / INDEX_FILE, output, link_base))
+
+
+def render_index(view: IndexView) -> str:
+    css = (templates_dir() / "static" / "report.css").read_text(encoding="utf-8")
+    return environment(templates_dir()).get_template("index.html.j2").render(view=view, css=Markup(css))
+
+
+def render_digest(view: IndexView) -> str:
+    return environment(templates_dir()).get_template("digest.md.j2").render(view=view)
+
+
+def write_index(view: IndexView, output: Path) -> list[Path]:
+    """index.html and digest.md, rendered first, then written atomically together."""
+    return write_files(output, [(INDEX_FILE, render_index(view)), (DIGEST_FILE, render_digest(view))])
+
+
+def _row(job: JobState, output: Path, link_base: str | None) -> JobRow:
+    result, previous = job.result, job.previous
+    verdict = result.verdict
+    reports = tuple((name.rpartition(".")[2], _link(Path(result.report_dir) / name, output, link_base))
+                    for name in _preferred(result.report_files)) if result.report_dir else ()
+    changes = job.changes or FindingChanges((), (), ())
+    return JobRow(
+        name=job.name, status=result.status, status_label=STATUS_LABELS[result.status],
+        tone=("ok" if verdict.severity == "ok" else verdict.severity) if verdict else "failed",
+        verdict=verdict.verdict if verdict else "failed",
+        previous_verdict=previous.verdict.verdict if previous and previous.verdict else None,
+        root=_root(result), cosine=_cosine(result), previous_cosine=_cosine(previous) if previous else None,
+        errors=verdict.errors if verdict else 0, warnings=verdict.warnings if verdict else 0,
+        notes=verdict.notes if verdict else 0, transition=job.transition,
+        transition_label=TRANSITION_LABELS[job.transition],
+        new=tuple(_finding_text(f) for f in changes.new), fixed=tuple(_finding_text(f) for f in changes.fixed),
+        persists=len(changes.persists), report=reports[0][1] if reports else None, reports=reports,
+        error=result.error, trend=Markup(trend_svg([_point(r) for r in job.trend])))
+
+
+def _point(result: ResultRow) -> TrendPoint:
+    verdict = result.verdict
+    if verdict is None:
+        return TrendPoint(result.run_id, None, 0, 0, "failed", f"run {result.run_id}: failed: {result.error}")
+    label = (f"run {result.run_id}: {verdict.verdict}, output cosine {fmt_value(verdict.output_cosine)}, "
+             f"{verdict.errors} error(s), {verdict.warnings} warning(s)")
+    return TrendPoint(result.run_id, verdict.output_cosine, verdict.errors, verdict.warnings,
+                      "ok" if verdict.severity == "ok" else verdict.severity, label)
+
+
+def _root(result: ResultRow) -> str | None:
+    verdict = result.verdict
+    if verdict is None or verdict.root_op is None:
+        return None
+    return f"{verdict.root_op} (op {verdict.root_index})" if verdict.root_index is not None else verdict.root_op
+
+
+def _cosine(result: ResultRow) -> str:
+    return fmt_value(result.verdict.output_cosine) if result.verdict else "—"
+
+
+def _finding_text(finding: FindingRecord) -> str:
+    where = f" at {finding.op}" if finding.op else ""
+    return f"{finding.rule}: {finding.kind}{where} ({finding.severity})"
+
+
+def _preferred(files: Sequence[str]) -> list[str]:
+    return sorted(files, key=lambda n: REPORT_PREFERENCE.index(n) if n in REPORT_PREFERENCE else len(files))
+
+
+def _link(target: Path, output: Path, link_base: str | None) -> str:
+    relative = Path(os.path.relpath(target.absolute(), output.absolute())).as_posix()
+    href = quote(relative)
+    return f"{link_base.rstrip('/')}/{href}" if link_base else href

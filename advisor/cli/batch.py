@@ -1,0 +1,152 @@
+"""``advisor batch``: analyse many comparisons at once, for a nightly accuracy watch.
+
+Exit codes: 0 the batch ran (whatever the jobs found; failed jobs are listed on the index page, in
+the digest and on stdout); 1 with ``--fail-on-regression`` when a job regressed (consistent in its
+previous result, not consistent now) or with ``--fail-on-failure`` when a job failed; 2 a bad
+manifest or usage (nothing ran); 3 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..batch import BatchResult, load_manifest, run_batch, scan_batch
+from ..batch.records import JobOutcome
+from ..batch.scan import DEFAULT_PATTERN
+from ..config import load_config
+from ..errors import UsageError
+from .run import parse_formats
+
+# Options of `advisor run` that a --scan batch takes from the command line (a manifest says them itself).
+SCAN_OPTIONS = ("rules", "no_builtin_rules", "input_nodes", "threshold", "params", "disable", "severity", "lang",
+                "format", "comparison_format", "max_op_facts")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "batch", help="analyse many comparisons (manifest or folder scan), keep a history, write an index",
+        description="Analyse every job of a manifest, or every comparison result under a folder, in parallel. "
+                    "Unchanged jobs are skipped, results go to a history database as they finish (a killed "
+                    "batch resumes), and index.html + digest.md lead with regressions.")
+    parser.add_argument("manifest", nargs="?", type=Path, help="batch manifest (YAML), see README 'Nightly watch'")
+    parser.add_argument("--scan", type=Path, metavar="DIR", help="make a job of every comparison result under DIR")
+    parser.add_argument("--pattern", default=DEFAULT_PATTERN, metavar="GLOB",
+                        help=f"with --scan: file names of comparison results (default: {DEFAULT_PATTERN})")
+    parser.add_argument("--all-results", action="store_true",
+                        help="with --scan: one job per file (default: one job per folder, its newest result)")
+    parser.add_argument("-o", "--output", type=Path, metavar="OUTDIR",
+                        help="folder for index.html, digest.md and the job reports (default: the manifest's "
+                             "'output', else ./advisor-batch)")
+    parser.add_argument("--db", type=Path, metavar="PATH", help="history database (default: OUTDIR/history.sqlite)")
+    parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: every core)")
+    parser.add_argument("--force", action="store_true", help="analyse every job, even unchanged ones")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="exit with 1 when a job that was consistent is not any more")
+    parser.add_argument("--fail-on-failure", action="store_true", help="exit with 1 when a job could not be analysed")
+    parser.add_argument("--link-base", metavar="URL",
+                        help="prefix for report links in the digest and index (where OUTDIR is served)")
+    parser.add_argument("--project-config", type=Path, metavar="FILE",
+                        help="advisor.toml or pyproject.toml to use (default: the nearest one above the current "
+                             "folder)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print a line per job as it finishes")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    scan = parser.add_argument_group("analysis options for --scan (a manifest sets them in 'defaults:')")
+    scan.add_argument("--rules", action="append", type=Path, metavar="PACK", help="extra rule pack; repeatable")
+    scan.add_argument("--no-builtin-rules", action="store_true", default=None, help="use only the --rules packs")
+    scan.add_argument("--input-nodes", metavar="A;B", help="names of the network's input ops, separated by ';'")
+    scan.add_argument("--threshold", action="append", metavar="[DTYPE.]METRIC=VALUE", help="override a threshold")
+    scan.add_argument("--set", action="append", dest="params", metavar="RULE.PARAM=VALUE",
+                      help="override a rule parameter")
+    scan.add_argument("--disable", action="append", metavar="RULE", help="do not fire this rule")
+    scan.add_argument("--severity", action="append", metavar="RULE=LEVEL", help="change a rule's severity")
+    scan.add_argument("--lang", choices=("en", "zh"), help="report language (default: en)")
+    scan.add_argument("--format", metavar="LIST", help="comma-separated report formats (default: all)")
+    scan.add_argument("--comparison-format", metavar="NAME", help="force the input format")
+    scan.add_argument("--max-op-facts", type=int, metavar="N", help="most op facts handed to the rules")
+
+
+def execute(args: argparse.Namespace) -> int:
+    if (args.manifest is None) == (args.scan is None):
+        raise UsageError("give a MANIFEST or --scan DIR (one of them)")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    settings = load_config(args.project_config)
+    if args.manifest is not None:
+        given = [f"--{name.replace('_', '-')}" for name in SCAN_OPTIONS if getattr(args, name) is not None]
+        given += ["--pattern"] * (args.pattern != DEFAULT_PATTERN) + ["--all-results"] * args.all_results
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --scan; a manifest sets analysis options in its "
+                             f"'defaults:' or per job")
+        batch = load_manifest(args.manifest, settings, output=args.output, history=args.db)
+    else:
+        batch = scan_batch(args.scan, scan_options(args), settings, output=args.output, history=args.db,
+                           pattern=args.pattern, every_file=args.all_results)
+    if not args.quiet:
+        for note in batch.notes:
+            print(f"advisor batch: {note}", flush=True)
+    result = run_batch(batch, workers=args.workers, force=args.force, link_base=args.link_base,
+                       progress=_progress if args.verbose and not args.quiet else None)
+    if not args.quiet:
+        print(summary(result, batch.title), flush=True)
+    regressed = args.fail_on_regression and result.overview.regressions
+    failed = args.fail_on_failure and result.overview.failures
+    return 1 if regressed or failed else 0
+
+
+def scan_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The command line as the batch's option layer (see advisor/batch/jobs.py)."""
+    layer: dict[str, Any] = {"rules": list(args.rules or []), "thresholds": list(args.threshold or []),
+                             "params": list(args.params or []), "disable": list(args.disable or []),
+                             "severity": dict(_pair(text) for text in args.severity or [])}
+    if args.no_builtin_rules:
+        layer["builtin_rules"] = False
+    if args.input_nodes is not None:
+        layer["input_nodes"] = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip())
+    if args.lang is not None:
+        layer["lang"] = args.lang
+    if args.format is not None:
+        layer["formats"] = parse_formats(args.format)
+    if args.comparison_format is not None:
+        layer["comparison_format"] = args.comparison_format
+    if args.max_op_facts is not None:
+        if args.max_op_facts < 1:
+            raise UsageError("--max-op-facts must be at least 1")
+        layer["max_op_facts"] = args.max_op_facts
+    return layer
+
+
+def _pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(f"--severity '{text}': expected RULE=LEVEL")
+    return key.strip(), value.strip()
+
+
+def _progress(outcome: JobOutcome, done: int, total: int) -> None:
+    if outcome.status == "failed":
+        what = f"FAILED: {outcome.error}"
+    elif outcome.status == "unchanged":
+        what = "unchanged"
+    else:
+        verdict = outcome.verdict
+        what = verdict.verdict + (f" at {verdict.root_op}" if verdict and verdict.root_op else "") if verdict else "ok"
+    print(f"[{done}/{total}] {outcome.job}: {what} ({outcome.duration:.1f} s)", file=sys.stdout, flush=True)
+
+
+def summary(result: BatchResult, title: str) -> str:
+    overview = result.overview
+    resumed = f" (resumed: {result.already_done} job(s) were done before it stopped)" if result.resumed else ""
+    lines = [f"advisor batch: run {result.run_id} of {title}{resumed}",
+             f"{len(overview.jobs)} jobs: {overview.count('ok')} analysed, {overview.count('unchanged')} unchanged, "
+             f"{overview.count('failed')} failed; {len(overview.regressions)} regression(s), "
+             f"{len(overview.where('recovered'))} recovered, {len(overview.where('changed'))} changed"]
+    for job in overview.regressions:
+        verdict = job.result.verdict
+        where = f" at {verdict.root_op}" if verdict and verdict.root_op else ""
+        lines.append(f"REGRESSION {job.name}: consistent -> {verdict.verdict if verdict else '?'}{where}")
+    lines.extend(f"FAILED {job.name}: {job.result.error}" for job in overview.failures)
+    lines.append("Index: " + ", ".join(str(p) for p in result.written))
+    return "\n".join(lines)
