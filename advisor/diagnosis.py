@@ -77,6 +77,33 @@ class Series:
 
 
 @dataclass
+class GraphNode:
+    """One op of the graph drawn around the root cause."""
+
+    name: str
+    op_type: str
+    role: str                           # "input", "focus" or "output"
+    fused_from: list[str] = field(default_factory=list)
+    passes: list[str] = field(default_factory=list)
+    cosine: float | None = None         # the op's worst output cosine, when compared
+    deviates: bool | None = None        # None: not compared
+
+
+@dataclass
+class Neighbourhood:
+    """The root cause's op in the model graph (``--graph``): its inputs, itself and its first
+    successors; ``edges`` are (source, target) pairs of node names."""
+
+    focus: str
+    nodes: list[GraphNode]
+    edges: list[tuple[str, str]]
+    graph: str = ""                     # the graph file
+    side: str = ""                      # target or golden graph
+    more_inputs: int = 0                # inputs and successors left out of the drawing
+    more_outputs: int = 0
+
+
+@dataclass
 class PackInfo:
     name: str
     version: str
@@ -98,6 +125,7 @@ class Diagnosis:
     series: Series | None = None
     version: str = ""
     warnings: list[str] = field(default_factory=list)   # non-fatal notes about the input
+    neighbourhood: Neighbourhood | None = None           # the root cause in the graph (--graph)
 
     @property
     def verdict(self) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .diagnosis import Diagnosis, OpPoint, PackInfo, Series
+from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Series
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
@@ -17,6 +17,7 @@ from .evidence.facts import config_facts, evidence_facts
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
+from .graph import read_fusion_result, read_graph
 from .ingest import read_comparison
 from .ingest.table import ComparisonTable
 
@@ -40,6 +41,8 @@ class AnalysisOptions:
     settings: Path | None = None              # the project settings file these options came from
     dumps: tuple[Path, Path] | None = None    # (golden dump folder, target dump folder): tensor evidence
     build_config: Path | None = None          # the target's build config (MagicMind / ATC knobs)
+    graph: Path | None = None                 # model graph: model.onnx, ge_proto_*_Build.txt, OM JSON
+    fusion: Path | None = None                # fusion_result.json of the target build
 
 
 def analyse(options: AnalysisOptions) -> Diagnosis:
@@ -51,8 +54,11 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     params = parse_param_overrides(options.params, rules)
     thresholds = load_thresholds(options.thresholds)
+    graph = read_graph(options.graph) if options.graph else None
+    fusion = read_fusion_result(options.fusion) if options.fusion else None
     table = read_comparison(options.comparison, options.comparison_format)
-    facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts)
+    facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
+                        graph=graph, fusion=fusion)
     result = run_rules(rules, facts.all_facts() + _evidence(options, table, facts.network)
                        + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
@@ -64,7 +70,9 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         inputs={"comparison": str(options.comparison), "format": table.format,
                 **({"golden_dumps": str(options.dumps[0]), "target_dumps": str(options.dumps[1])}
                    if options.dumps else {}),
-                **({"build_config": str(options.build_config)} if options.build_config else {})},
+                **({"build_config": str(options.build_config)} if options.build_config else {}),
+                **({"graph": str(options.graph)} if options.graph else {}),
+                **({"fusion": str(options.fusion)} if options.fusion else {})},
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
         thresholds=thresholds.as_dict(),
         overrides={"thresholds": list(options.thresholds), "params": params,
@@ -73,8 +81,21 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
                    "settings": str(options.settings) if options.settings else None},
         series=_series(facts, thresholds),
         version=__version__,
-        warnings=provider_warnings + pack_set.warnings + facts.warnings,
+        warnings=provider_warnings + pack_set.warnings + facts.warnings
+        + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else []),
+        neighbourhood=_neighbourhood(facts, root),
     )
+
+
+def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None:
+    """The root cause's op in the graph, when a graph was given and the op is in it."""
+    if facts.join is None or root is None or root.index is None:
+        return None
+    try:
+        position = facts.ops.index.get_loc(root.index)
+    except KeyError:
+        return None
+    return facts.join.neighbourhood(int(position), facts.ops) if isinstance(position, (int, np.integer)) else None
 
 
 def _evidence(options: AnalysisOptions, table: ComparisonTable, network: dict) -> list[dict]:

@@ -28,6 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "channel order, normalisation, layout, scale and geometry")
     parser.add_argument("--config", type=Path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
+    parser.add_argument("--graph", type=Path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
+                        help="the model graph (ONNX model, GE graph dump or OM model as JSON): joins ops by name, "
+                             "reads inputs from graph predecessors, names fusion passes and draws the root cause's "
+                             "neighbourhood")
+    parser.add_argument("--fusion", type=Path, metavar="fusion_result.json",
+                        help="the fusion report of the target build (fusion passes that took effect)")
     parser.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK",
                         help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
     parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
@@ -84,7 +90,8 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         params=(*config.params, *args.params), comparison_format=args.comparison_format,
         max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
         severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
-        settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config)
+        settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config,
+        graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None))
 
 
 def _dump_folders(text: str | None) -> tuple[Path, Path] | None:

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..graph import FusionReport, Graph
 from ..ingest.table import ComparisonTable
 from .catalogs import load_catalog, op_type_of_name
+from .graph_join import MAX_LISTED, GraphJoin, join_graph, narrowing
 from .thresholds import Thresholds
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
@@ -50,29 +52,126 @@ class FactSet:
     op_facts: list[dict[str, Any]]         # the notable ops, ready to assert
     error_metric: str | None               # secondary metric for the plot
     warnings: list[str] = field(default_factory=list)
+    join: GraphJoin | None = None          # the model graph joined to ``ops`` (``--graph``)
 
     def all_facts(self) -> list[dict[str, Any]]:
         return [self.network, *self.op_facts]
 
 
 def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: tuple[str, ...] = (),
-                max_op_facts: int = DEFAULT_MAX_OP_FACTS) -> FactSet:
+                max_op_facts: int = DEFAULT_MAX_OP_FACTS, graph: Graph | None = None,
+                fusion: FusionReport | None = None) -> FactSet:
     frame = table.frame
     warnings: list[str] = []
     rows = _row_flags(frame, thresholds)
     ops = _aggregate_ops(frame, rows)
     _mark_inputs(ops, input_nodes, warnings)
-    _mark_entries(ops)
-    output = _network_output(frame, rows, ops)
+    join = join_graph(ops, graph, fusion) if graph is not None else None
+    if join is not None:
+        warnings.extend(join.warnings)
+        if not join.matched:
+            join = None
+    _mark_entries(ops, _graph_inputs(ops, join) if join is not None else None)
+    output = _network_output(frame, rows, ops, join)
     output_index = output.pop("op_index", None)
-    ops["is_output"] = ops.index == output_index if output_index is not None else False
+    if output_index is None:
+        ops["is_output"] = False
+    else:
+        ops["is_output"] = ops.index.isin(output_index if isinstance(output_index, list) else [output_index])
     _mark_fp16_sensitive(ops)
+    if join is not None:
+        _mark_graph(ops, join)
     network = _network_fact(table, rows, ops, output)
-    op_facts = _op_facts(ops, network, max_op_facts, warnings)
+    if join is not None:  # graph facts only with --graph: a run without one reports what it always did
+        network.update(clean_fact(_unmatched(frame, ops, join)))
+        network.update(clean_fact(join.network_fields()))
+    op_facts = _op_facts(ops, network, max_op_facts, warnings, graph=join is not None)
     _summarise_overflow(network, ops, op_facts)
     error_metric = next((m for m in ("relative_euclidean_distance", "max_abs_error", "mean_relative_error")
                          if m in table.present_metrics), None)
-    return FactSet(network=network, ops=ops, op_facts=op_facts, error_metric=error_metric, warnings=warnings)
+    return FactSet(network=network, ops=ops, op_facts=op_facts, error_metric=error_metric, warnings=warnings,
+                   join=join)
+
+
+def _compared(ops: pd.DataFrame) -> np.ndarray:
+    """Ops whose outputs were compared (a cosine, or a non-finite target)."""
+    return (ops["out_cosine"].notna() | ops["out_nonfinite"]).to_numpy(dtype=bool)
+
+
+def _graph_inputs(ops: pd.DataFrame, join: GraphJoin) -> dict[str, np.ndarray]:
+    """For ops without input rows: what their graph predecessors' outputs say. Only those ops walk
+    the graph (a comparison that lists input rows walks nothing)."""
+    n = len(ops)
+    known = np.zeros(n, dtype=bool)
+    deviates = np.zeros(n, dtype=bool)
+    overflow = np.zeros(n, dtype=bool)
+    cosine = np.full(n, np.nan)
+    compared = _compared(ops)
+    out_dev = ops["out_deviates"].to_numpy(dtype=bool)
+    out_over = ops["out_overflow"].to_numpy(dtype=bool)
+    out_cos = ops["out_cosine"].to_numpy(dtype=float)
+    known_ops = join.known
+    for position in np.flatnonzero((ops["in_rows"] == 0).to_numpy() & known_ops):
+        if not known_ops[position]:
+            continue
+        preds = join.predecessor_ops(int(position), compared)
+        if preds:
+            known[position] = True
+            deviates[position] = out_dev[preds].any()
+            overflow[position] = out_over[preds].any()
+            cosine[position] = np.fmin.reduce(out_cos[preds])
+    return {"known": known, "deviates": deviates, "overflow": overflow, "cosine": cosine}
+
+
+def _mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
+    """Fusion evidence per op, and the Casts that narrow precision before the first problem node."""
+    for name, values in join.fusion_columns(ops).items():
+        ops[name] = values
+    n = len(ops)
+    narrowing_cast = np.zeros(n, dtype=bool)
+    cast_from = np.full(n, None, dtype=object)
+    cast_to = np.full(n, None, dtype=object)
+    casts = np.flatnonzero(ops["op_type"].fillna("").str.lower().eq("cast").to_numpy(dtype=bool))
+    in_dtype = ops["in_dtype"].astype(object).to_numpy()
+    out_dtype = ops["out_dtype"].astype(object).to_numpy()
+    for position in casts:
+        graph_from, graph_to = join.cast_dtypes(int(position))
+        source = in_dtype[position] if isinstance(in_dtype[position], str) else graph_from
+        target = out_dtype[position] if isinstance(out_dtype[position], str) else graph_to
+        cast_from[position], cast_to[position] = source, target
+        narrowing_cast[position] = narrowing(source, target)
+    ops["narrowing_cast"] = narrowing_cast
+    ops["cast_from"] = pd.array(cast_from, dtype="string")
+    ops["cast_to"] = pd.array(cast_to, dtype="string")
+    entries = ((ops["error_enters"] | ops["hidden_entry"]) & ~ops["absorbed"]).to_numpy(dtype=bool)
+    first = int(np.argmax(entries)) if entries.any() else n
+    ops["before_first_entry"] = ops["position"].to_numpy() < first
+
+
+def _unmatched(frame: pd.DataFrame, ops: pd.DataFrame, join: GraphJoin | None) -> dict[str, Any]:
+    """Ops dumped on one side only (every row npu_only, or every row golden_only): counts and names.
+    Array work over the rows, then one look-up per unmatched op."""
+    member = frame["op_index"].notna().to_numpy() & ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
+    if not member.any() or not len(ops):
+        return {"unmatched_ops": 0, "npu_only_ops": 0, "golden_only_ops": 0}
+    codes = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy()[member])
+    sides = {}
+    for column in ("npu_only", "golden_only"):
+        other = ~frame[column].fillna(False).to_numpy(dtype=bool)[member]
+        sides[column] = np.bincount(codes, weights=other, minlength=len(ops)) == 0
+    npu_only = np.flatnonzero(sides["npu_only"] & (ops["tensors"].to_numpy() > 0))
+    golden_only = np.flatnonzero(sides["golden_only"] & (ops["tensors"].to_numpy() > 0))
+    names = ops["op"].astype(object).to_numpy()
+    fields: dict[str, Any] = {"unmatched_ops": len(npu_only) + len(golden_only), "npu_only_ops": len(npu_only),
+                              "golden_only_ops": len(golden_only)}
+    if len(npu_only):
+        fields["npu_only_names"] = ",".join(str(names[p]) for p in npu_only[:MAX_LISTED])
+    if len(golden_only):
+        fields["golden_only_names"] = ",".join(str(names[p]) for p in golden_only[:MAX_LISTED])
+    if join is not None and len(npu_only):
+        nodes = join.graph.nodes
+        fields["npu_only_inserted"] = sum(1 for p in npu_only if any(nodes[i].is_inserted for i in join.nodes_of(p)))
+    return fields
 
 
 # Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
@@ -312,28 +411,40 @@ def _lower_isin(values: pd.Series, names: Any) -> pd.Series:
     return pd.Series(hits[codes], index=values.index, name=values.name)
 
 
-def _mark_entries(ops: pd.DataFrame) -> None:
-    """Where error enters (local error) as opposed to where it is inherited (accumulated)."""
+def _mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None) -> None:
+    """Where error enters (local error) as opposed to where it is inherited (accumulated).
+
+    An op's inputs are read from its input rows; without them, from its graph predecessors' outputs
+    when a graph was given; else from the op before it in execution order."""
     out_dev = ops["out_deviates"]
     prev_out_dev = out_dev.shift(1, fill_value=False).astype(bool)
     earlier_dev = out_dev.cumsum().shift(1, fill_value=0) > 0
     has_inputs = ops["in_rows"] > 0
+    by_graph = np.zeros(len(ops), dtype=bool) if graph is None else graph["known"] & ~has_inputs.to_numpy()
     ops["inputs_known"] = has_inputs
-    ops["inputs_agree"] = np.where(has_inputs, ~ops["in_deviates"], ~prev_out_dev)
+    ops["inputs_from"] = np.where(has_inputs, "input_rows", np.where(by_graph, "graph", "previous_op"))
+    prev_agree = ~prev_out_dev.to_numpy(dtype=bool)
+    if graph is not None:
+        prev_agree = np.where(by_graph, ~graph["deviates"], prev_agree)
+    ops["inputs_agree"] = np.where(has_inputs, ~ops["in_deviates"], prev_agree)
     ops["error_enters"] = out_dev & ops["inputs_agree"]
     # The first disagreement of the whole network shows on an op's *inputs*: it entered in an op the
     # comparison does not cover (a target-only Cast/TransData, an op dumped on one side only).
     ops["hidden_entry"] = has_inputs & ops["in_deviates"] & ~earlier_dev & ~ops["is_input"]
-    reference = ops["in_cosine"].where(has_inputs, ops["out_cosine"].shift(1))
-    ops["local_drop"] = (reference - ops["out_cosine"]).where(ops["error_enters"])
+    previous_cosine = ops["out_cosine"].shift(1)
     prev_overflow = ops["out_overflow"].shift(1, fill_value=False).astype(bool)
+    if graph is not None:
+        previous_cosine = previous_cosine.where(~by_graph, graph["cosine"])
+        prev_overflow = prev_overflow.where(~by_graph, graph["overflow"])
+    reference = ops["in_cosine"].where(has_inputs, previous_cosine)
+    ops["local_drop"] = (reference - ops["out_cosine"]).where(ops["error_enters"])
     inputs_overflow = np.where(has_inputs, ops["in_overflow"], prev_overflow)
     ops["overflow_enters"] = ops["out_overflow"] & ~inputs_overflow
     # Ops that deviate after this one: what a root cause here would explain.
     after = out_dev[::-1].cumsum()[::-1] - out_dev
     ops["downstream_deviating"] = after.astype("int64")
     severity = ((1.0 - ops["out_cosine"]) / 0.01).clip(0, 5).fillna(5) / 5   # 0..1
-    ops["entry_confidence"] = (np.where(has_inputs, 0.6, 0.45) + 0.35 * severity).round(3)
+    ops["entry_confidence"] = (np.where(has_inputs, 0.6, np.where(by_graph, 0.55, 0.45)) + 0.35 * severity).round(3)
     ops["absorbed"] = _absorbed_entries(ops, has_inputs)
 
 
@@ -364,8 +475,10 @@ def _absorbed_entries(ops: pd.DataFrame, has_inputs: pd.Series) -> np.ndarray:
     return absorbed
 
 
-def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> dict[str, Any]:
-    """The network output: the Node_Output row, else the last op with a compared output."""
+def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
+                    join: GraphJoin | None = None) -> dict[str, Any]:
+    """The network output: the Node_Output row, else the ops that produce the graph's outputs (with
+    ``--graph``), else the last op with a compared output."""
     net_out = rows[rows["is_net_out"] & rows["comparable"]]
     if len(net_out):
         cos = net_out["cos"].min()
@@ -375,6 +488,16 @@ def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) 
                 "output_cosine": cos, "output_red": net_out["red"].max(),
                 "output_deviates": bool(net_out["deviates"].any()), "output_known": bool(np.isfinite(cos)),
                 "output_line": int(net_out["line"].iloc[0])}
+    if join is not None:
+        outputs = join.output_ops(_compared(ops))
+        if outputs:
+            chosen = ops.iloc[sorted(outputs)]
+            worst = chosen.loc[chosen["out_cosine"].fillna(-2.0).idxmin()]
+            return {"output_source": "graph_output", "output_op": worst["op"], "op_index": list(chosen.index),
+                    "output_ops": ",".join(str(op) for op in chosen["op"][:MAX_LISTED]),
+                    "output_cosine": chosen["out_cosine"].min(), "output_red": chosen["out_red"].max(),
+                    "output_deviates": bool(chosen["out_deviates"].any()), "output_known": True,
+                    "output_line": int(worst["source_line"])}
     compared = ops[ops["out_cosine"].notna() | ops["out_nonfinite"]]
     if not len(compared):
         return {"output_source": "none", "output_known": False, "output_deviates": False}
@@ -552,15 +675,24 @@ def _network_fact(table: ComparisonTable, rows: pd.DataFrame, ops: pd.DataFrame,
 OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "dtype", "position", "source_line", "tensors",
                   "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
                   "out_kl",
-                  "is_input", "is_output", "input_source", "inputs_known", "inputs_agree", "out_deviates",
+                  "is_input", "is_output", "input_source", "inputs_known", "inputs_from", "inputs_agree",
+                  "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "entry_confidence", "out_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive", "absorbed",
                   "downstream_deviating")
 
 
-def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: list[str]) -> list[dict]:
+GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused", "narrowing_cast", "cast_from",
+                        "cast_to", "before_first_entry")
+
+
+def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: list[str],
+              graph: bool = False) -> list[dict]:
     primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
+    if graph:
+        primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
     notable = primary | ops["error_enters"] | ops["hidden_entry"]
+    fields = list(OP_FACT_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
     chosen = ops[notable]
     if len(chosen) > limit:
         # Keep every primary op, then the earliest entry points: the earliest cause leads anyway.
@@ -570,7 +702,7 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
         warnings.append(f"{int(notable.sum())} notable ops; rules saw the first {limit} "
                         f"(raise --max-op-facts to see all)")
     facts = []
-    for index, op in zip(chosen.index, chosen[list(OP_FACT_FIELDS)].to_dict("records"), strict=True):
+    for index, op in zip(chosen.index, chosen[fields].to_dict("records"), strict=True):
         fact = {"id": f"op:{index}", "fact": "op", "index": int(index), **op}
         if op["overflow_enters"]:
             fact["keep_fp32"] = ",".join(_keep_fp32(ops, int(op["position"])))

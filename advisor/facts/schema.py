@@ -40,6 +40,21 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "consistent": (BOOL, "nothing deviates, nothing overflows, output and inputs agree"),
         "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
         "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),
+        "output_ops": (STRING, "with --graph and no Node_Output row: the ops producing the graph outputs, "
+                               "comma-joined"),
+        "unmatched_ops": (NUMBER, "ops dumped on one side only (every row NPU-only or golden-only)"),
+        "npu_only_ops": (NUMBER, "ops with target rows only (no golden data)"),
+        "golden_only_ops": (NUMBER, "ops with golden rows only (no target data)"),
+        "npu_only_names": (STRING, "the first NPU-only ops, comma-joined"),
+        "golden_only_names": (STRING, "the first golden-only ops, comma-joined"),
+        "npu_only_inserted": (NUMBER, "NPU-only ops the graph marks as inserted by the compiler (--graph)"),
+        "graph_known": (BOOL, "a model graph was given (--graph) and shares op names with the comparison"),
+        "graph_format": (STRING, "format of that graph: onnx, ge-text, om-json..."),
+        "graph_side": (STRING, "target (compiled graph, joined on op_name) or golden (joined on golden names)"),
+        "graph_nodes": (NUMBER, "ops in the graph"),
+        "graph_ops_matched": (NUMBER, "compared ops found in the graph"),
+        "fusion_passes_effective": (STRING, "fusion passes that rewrote the graph (--fusion), comma-joined"),
+        "fusion_passes_effective_count": (NUMBER, "how many fusion passes rewrote the graph (--fusion)"),
     },
     "op": {
         "id": (STRING, "'op:<index>'"),
@@ -64,7 +79,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "is_output": (BOOL, "the op produces the network output"),
         "input_source": (STRING, "how inputs were identified: user, op_type, first_op"),
         "inputs_known": (BOOL, "the comparison has rows for the op's inputs"),
-        "inputs_agree": (BOOL, "the op's inputs agree (from its input rows, else from the op before)"),
+        "inputs_from": (STRING, "where inputs_agree was read: input_rows, graph (its graph predecessors' outputs) "
+                                "or previous_op (the op before it in execution order)"),
+        "inputs_agree": (BOOL, "the op's inputs agree (from its input rows, else its graph predecessors, else the "
+                               "op before)"),
         "out_deviates": (BOOL, "an output tensor is outside its dtype's thresholds"),
         "error_enters": (BOOL, "outputs deviate while inputs agree: local error"),
         "hidden_entry": (BOOL, "the network's first disagreement shows on this op's inputs"),
@@ -80,6 +98,14 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "keep_fp32": (STRING, "the overflowing op and the FP16-sensitive ops after it that stay out of range, "
                               "comma-joined (golden names)"),
         "output_deviates": (BOOL, "the network output deviates (copied from the network fact)"),
+        "graph_known": (BOOL, "the op was found in the model graph (--graph)"),
+        "fused_from": (STRING, "the original ops fused into this one, comma-joined (--graph)"),
+        "fusion_passes": (STRING, "fusion passes that produced the op, comma-joined (target graph only)"),
+        "is_fused": (BOOL, "more than one original op went into this one (--graph)"),
+        "narrowing_cast": (BOOL, "a Cast that narrows precision (float32 -> float16/bfloat16/int32...) (--graph)"),
+        "cast_from": (STRING, "a Cast's input dtype"),
+        "cast_to": (STRING, "a Cast's output dtype"),
+        "before_first_entry": (BOOL, "the op runs before the first op where error enters (--graph)"),
     },
     "finding": {
         "id": (STRING, "finding id"),

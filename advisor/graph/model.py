@@ -218,6 +218,14 @@ class Graph:
         """Ops that consume an output of ``name``, each once, in file order."""
         return [self.nodes[j].name for j in self._succs[self._position(name)]]
 
+    def predecessor_indices(self, position: int) -> list[int]:
+        """``predecessors`` by node position (``self.index``): no name look-ups, for bulk joins."""
+        return self._preds[position]
+
+    def successor_indices(self, position: int) -> list[int]:
+        """``successors`` by node position."""
+        return self._succs[position]
+
     def control_predecessors(self, name: str) -> list[str]:
         return [self.nodes[i].name for i in self._ctrl_preds[self._position(name)]]
 

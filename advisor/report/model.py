@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..diagnosis import Series
+from ..diagnosis import Neighbourhood, Series
 from .plot import Marker
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
@@ -129,3 +129,4 @@ class ReportView:
     warnings: tuple[str, ...]
     series: Series | None
     markers: tuple[Marker, ...]
+    neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from ..errors import UsageError
 from ..resources import data_dir
+from .graph_svg import render_graph_svg
 from .markdown import md_code, md_text
 from .model import ReportView
 from .payload import render_json
@@ -68,7 +69,9 @@ class HtmlReporter(TemplateReporter):
     def context(self, view: ReportView) -> dict[str, Any]:
         svg = render_svg(view.series, view.markers, view.labels)
         css = (templates_dir() / "static" / "report.css").read_text(encoding="utf-8")
-        return {"svg": Markup(svg) if svg else None, "css": Markup(css)}
+        graph_svg = render_graph_svg(view.neighbourhood, view.labels)
+        return {"svg": Markup(svg) if svg else None, "css": Markup(css),
+                "graph_svg": Markup(graph_svg) if graph_svg else None}
 
 
 class JsonReporter:

@@ -67,6 +67,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         warnings=tuple(diagnosis.warnings),
         series=diagnosis.series,
         markers=_markers(groups),
+        neighbourhood=diagnosis.neighbourhood,
     )
 
 

@@ -204,5 +204,6 @@ def test_a_pack_for_a_newer_advisor_says_so(tmp_path):
 
 
 def test_an_unquoted_comma_in_a_title_is_caught(tmp_path):
-    text = GOOD_RULE.replace("title: {en: Pow in FP16, zh: FP16 中的 Pow}", "title: {en: Pow, in FP16, zh: FP16 中的 Pow}")
+    text = GOOD_RULE.replace("title: {en: Pow in FP16, zh: FP16 中的 Pow}",
+                             "title: {en: Pow, in FP16, zh: FP16 中的 Pow}")
     assert any("'title' has texts for en, zh only" in p for p in problems_of(make_pack(tmp_path, text)))

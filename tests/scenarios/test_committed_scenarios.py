@@ -14,7 +14,8 @@ import pytest
 from benchmarks.scenarios import checks
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scenarios"
-KINDS = {"consistent", "input_scale_mismatch", "fp16_overflow", "input_mismatch", "problem_node", "single_point_deviation",
+KINDS = {"consistent", "input_scale_mismatch", "fp16_overflow", "input_mismatch", "problem_node",
+         "single_point_deviation",
          "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "quant_per_tensor",
          "quant_symmetric"}
 SCENARIOS = sorted(p for p in DATA.iterdir() if p.is_dir())
