@@ -18,7 +18,7 @@ from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import read_fusion_result, read_graph
-from .ingest import read_comparison
+from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
 
 MAX_PLOT_POINTS = 2000
@@ -27,7 +27,7 @@ MAX_SOURCE_LINES = 50
 
 @dataclass
 class AnalysisOptions:
-    comparison: Path
+    comparison: Path | None                   # a comparison CSV; None with a bench/target dump pair
     rule_packs: list[Path] = field(default_factory=list)
     builtin_rules: bool = True
     input_nodes: tuple[str, ...] = ()
@@ -41,6 +41,9 @@ class AnalysisOptions:
     settings: Path | None = None              # the project settings file these options came from
     dumps: tuple[Path, Path] | None = None    # (golden dump folder, target dump folder): tensor evidence
     build_config: Path | None = None          # the target's build config (MagicMind / ATC knobs)
+    mapping: Path | None = None               # YAML column mapping: read the CSV with the generic reader
+    bench: Path | None = None                 # msprobe dump.json of the reference run ...
+    target: Path | None = None                # ... and of the target run, compared by statistics
     graph: Path | None = None                 # model graph: model.onnx, ge_proto_*_Build.txt, OM JSON
     fusion: Path | None = None                # fusion_result.json of the target build
 
@@ -56,7 +59,8 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     thresholds = load_thresholds(options.thresholds)
     graph = read_graph(options.graph) if options.graph else None
     fusion = read_fusion_result(options.fusion) if options.fusion else None
-    table = read_comparison(options.comparison, options.comparison_format)
+    table = read_dump_pair(options.bench, options.target) if options.bench else read_comparison(
+        options.comparison, options.comparison_format, options.mapping)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
     result = run_rules(rules, facts.all_facts() + _evidence(options, table, facts.network)
@@ -67,7 +71,9 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         root_cause=root,
         findings=ordered,
         network={k: v for k, v in facts.network.items() if k not in ("id", "fact")},
-        inputs={"comparison": str(options.comparison), "format": table.format,
+        inputs={"comparison": str(options.comparison or f"{options.bench} vs {options.target}"),
+                "format": table.format,
+                **({"mapping": str(options.mapping)} if options.mapping else {}),
                 **({"golden_dumps": str(options.dumps[0]), "target_dumps": str(options.dumps[1])}
                    if options.dumps else {}),
                 **({"build_config": str(options.build_config)} if options.build_config else {}),

@@ -22,7 +22,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help="analyse a comparison result and write reports",
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
                                                "reports.")
-    parser.add_argument("input", type=Path, help="comparison result, e.g. result_20240101120000.csv")
+    parser.add_argument("input", type=Path, nargs="?",
+                        help="comparison result, e.g. result_20240101120000.csv (msaccucmp, msprobe, or any "
+                             "CSV with --mapping)")
+    parser.add_argument("--bench", type=Path, metavar="DUMP_JSON",
+                        help="msprobe dump.json of the reference run; with --target instead of INPUT")
+    parser.add_argument("--target", type=Path, metavar="DUMP_JSON",
+                        help="msprobe dump.json of the target run, compared with --bench by statistics")
+    parser.add_argument("--mapping", type=Path, metavar="MAPPING.yaml",
+                        help="column mapping for a CSV from a tool advisor does not know (docs/formats.md)")
     parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
                         help="the dump folders the comparison was made from: probes the input tensors for "
                              "channel order, normalisation, layout, scale and geometry")
@@ -82,9 +90,14 @@ def execute(args: argparse.Namespace) -> int:
 
 def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> AnalysisOptions:
     """Project settings first, the command line on top: lists add up, single values override."""
+    if (args.bench is None) != (args.target is None):
+        raise UsageError("--bench and --target go together: the two msprobe dump.json files to compare")
+    if (args.input is None) == (args.bench is None):
+        raise UsageError("give either a comparison result (INPUT) or --bench and --target, not both or neither")
     input_nodes = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()) or tuple(config.input_nodes)
     return AnalysisOptions(
-        comparison=args.input, rule_packs=[*config.rules, *args.rules],
+        comparison=args.input, mapping=args.mapping, bench=args.bench, target=args.target,
+        rule_packs=[*config.rules, *args.rules],
         builtin_rules=config.builtin_rules and not args.no_builtin_rules,
         input_nodes=input_nodes, thresholds=(*config.thresholds, *args.threshold),
         params=(*config.params, *args.params), comparison_format=args.comparison_format,

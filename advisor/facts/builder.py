@@ -215,6 +215,11 @@ def _row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         golden_rms = np.hypot(golden_mean, golden_std)
         scale = np.where(golden_ok & (golden_rms > SCALE_MIN_RMS),
                          np.abs(np.hypot(npu_mean, npu_std) / golden_rms - 1.0), np.nan)
+        # msprobe prints L2 norms instead of (mean; std): over the same elements the norm ratio is the
+        # rms ratio, so statistics-only comparisons (summary mode, dump.json pairs) are judged too.
+        golden_norm = frame["golden_norm"].to_numpy()
+        norm_scale = np.abs(frame["npu_norm"].to_numpy() / golden_norm - 1.0)
+        scale = np.where(np.isnan(scale) & (np.abs(golden_norm) > SCALE_MIN_RMS), norm_scale, scale)
         nonfinite = (golden_ok & ~(np.isfinite(npu_mean) & np.isfinite(npu_std))) | np.isposinf(
             frame["max_abs_error"].to_numpy())
         # One side all zero makes cosine NaN; a target that collapsed to zeros is a real deviation.
@@ -498,7 +503,10 @@ def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
                     "output_cosine": chosen["out_cosine"].min(), "output_red": chosen["out_red"].max(),
                     "output_deviates": bool(chosen["out_deviates"].any()), "output_known": True,
                     "output_line": int(worst["source_line"])}
-    compared = ops[ops["out_cosine"].notna() | ops["out_nonfinite"]]
+    # An output counts as compared when any judged metric exists (statistics-only comparisons
+    # such as msprobe summary mode have no cosine, only a scale from the norms).
+    compared = ops[ops["out_cosine"].notna() | ops["out_red"].notna() | ops["out_scale"].notna()
+                   | ops["out_nonfinite"]]
     if not len(compared):
         return {"output_source": "none", "output_known": False, "output_deviates": False}
     last = compared.iloc[-1]
