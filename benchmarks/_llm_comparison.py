@@ -17,13 +17,19 @@ tensor that feeds it, so the rows of one file tell a consistent story:
   some KL divergences inf (golden distribution has zeros), with the reason msaccucmp writes.
 
 The expected diagnosis is an FP16 overflow at that ``Pow``. Everything is deterministic for a seed.
+
+``write_llm_comparison(..., graph=PATH)`` also writes the matching GE graph dump (protobuf text, Build
+stage, ``benchmarks/graph_load.py``'s writer): one op per target op of the table (not the
+``Node_Output`` row), its ``_datadump_original_op_names`` the GroundTruth ops, a data edge from the
+previous op for each input the flowing tensor feeds, and the residual Adds of each decoder layer fed
+by the layer's input (``Add``) and by the attention residual (``Add_1``).
 Per-op and per-row arrays are built with numpy; Python loops run over the template's 35 ops,
 never over rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import _csvbytes as csvb
+from benchmarks.graph_load import op_text, write_dump
 
 HEADER = ("Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,OverFlow,"
           "CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,"
@@ -431,6 +438,43 @@ def _hex(values: np.ndarray, digits: int = 12) -> np.ndarray:
     return np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles]
 
 
+# --- the graph -----------------------------------------------------------------------------------
+
+FUSED_PASS = "MatMulBiasaddFusionPass"
+
+
+def _graph_ops(network: Network) -> Iterator[str]:
+    """The ``op { ... }`` blocks of the network's GE Build graph, in table order."""
+    n_ops = len(network.op_name)
+    names = [n.decode() for n in network.op_name.tolist()]
+    types = [t.decode() for t in network.op_type.tolist()]
+    flowing = (network.row_source == X) & (network.row_io == 0)
+    x_inputs = np.bincount(network.row_op[flowing], minlength=n_ops)
+    # Residual Adds: the second flowing input comes from the residual stream, not the previous op.
+    residual = np.full(n_ops, -1, np.int64)
+    in_layer = (network.segment == 1) | (network.segment == 2)
+    layer_start = np.flatnonzero(in_layer & (network.spec == 0))
+    start_of = np.zeros(n_ops, np.int64)
+    start_of[in_layer] = layer_start[np.searchsorted(layer_start, np.flatnonzero(in_layer), side="right") - 1]
+    add, add_1 = _op_position("Add"), _op_position("Add_1")
+    residual[in_layer & (network.spec == add)] = start_of[in_layer & (network.spec == add)] - 1
+    residual[in_layer & (network.spec == add_1)] = start_of[in_layer & (network.spec == add_1)] + add
+    for o in range(n_ops):
+        if network.segment[o] == 5:  # Node_Output: a row of the table, not an op
+            continue
+        inputs = [f"{names[o - 1]}:0"] * int(x_inputs[o]) if o else []
+        if residual[o] >= 0 and len(inputs) > 1:
+            inputs[1] = f"{names[residual[o]]}:0"
+        golden = network.golden[o].decode().strip('"')
+        originals = [] if network.target_only[o] else golden.split(",")
+        yield op_text(names[o], types[o], inputs, originals, FUSED_PASS if len(originals) > 1 else "", op_id=o)
+
+
+def write_graph(path: Path, network: Network) -> int:
+    """Write the network's GE graph dump (protobuf text, Build stage); returns the op count."""
+    return write_dump(path, _graph_ops(network), name="llm_decoder")
+
+
 @dataclass
 class Generated:
     path: Path
@@ -439,12 +483,17 @@ class Generated:
     layers: int
     root_op: int
     root_name: str
+    graph: Path | None = None   # the GE graph dump, when one was asked for
+    graph_ops: int = 0
 
 
-def write_llm_comparison(path: str | Path, rows: int, seed: int = 0) -> Generated:
-    """Write an msaccucmp ``result_*.csv`` of exactly ``rows`` rows; see the module docstring."""
+def write_llm_comparison(path: str | Path, rows: int, seed: int = 0, *, graph: str | Path | None = None) -> Generated:
+    """Write an msaccucmp ``result_*.csv`` of exactly ``rows`` rows (and, given ``graph``, the matching
+    GE graph dump there); see the module docstring."""
     path = Path(path)
     network = build_network(rows)
     comparison = simulate(network, seed)
     write_comparison(path, comparison)
-    return Generated(path, rows, len(network.op_name), network.layers, comparison.root_op, comparison.root_name)
+    graph_ops = write_graph(Path(graph), network) if graph is not None else 0
+    return Generated(path, rows, len(network.op_name), network.layers, comparison.root_op, comparison.root_name,
+                     Path(graph) if graph is not None else None, graph_ops)

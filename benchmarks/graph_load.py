@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,45 +40,69 @@ def _desc(dims: tuple[int, ...], dtype: str = "DT_FLOAT16", indent: str = "    "
             f"{indent}size: 1024\n{indent}device_type: \"NPU\"\n{indent}real_dim_cnt: {len(dims)}\n")
 
 
-def _op(i: int, detailed: bool) -> str:
-    op_type = OP_TYPES[i % len(OP_TYPES)]
-    name = f"{op_type}_{i}"
+def op_text(name: str, op_type: str, inputs: Sequence[str] = (), originals: Sequence[str] = (),
+            pass_name: str = "", *, op_id: int = 0, detailed: bool = False) -> str:
+    """One ``op { ... }`` block of a Build-stage dump: ``inputs`` as ``"src:slot"`` refs (slot -1 a
+    control edge), ``originals`` as ``_datadump_original_op_names``; ``detailed`` adds ~24 attributes
+    and input/output descriptors (about 5 KB an op, like real dumps)."""
     lines = [f'  op {{\n    name: "{name}"\n    type: "{op_type}"\n']
-    if i:
-        lines.append(f'    input: "{OP_TYPES[(i - 1) % len(OP_TYPES)]}_{i - 1}:0"\n')
-    if i > 1 and i % 5 == 0:
-        lines.append(f'    input: "{OP_TYPES[(i - 2) % len(OP_TYPES)]}_{i - 2}:-1"\n')
-    originals = "".join(f'          s: "{name}_orig_{k}"\n' for k in range(1 + i % 3))
-    lines.append(f'    attr {{\n      key: "_datadump_original_op_names"\n      value {{\n        list {{\n{originals}'
-                 f"          val_type: VT_LIST_STRING\n        }}\n      }}\n    }}\n")
-    lines.append(f'    attr {{\n      key: "pass_name"\n      value {{\n        s: "{PASSES[i % 3]}"\n'
-                 "      }\n    }\n")
+    lines += [f'    input: "{ref}"\n' for ref in inputs]
+    if originals:
+        listed = "".join(f'          s: "{o}"\n' for o in originals)
+        lines.append(f'    attr {{\n      key: "_datadump_original_op_names"\n      value {{\n        list {{\n{listed}'
+                     f"          val_type: VT_LIST_STRING\n        }}\n      }}\n    }}\n")
+    if pass_name:
+        lines.append(f'    attr {{\n      key: "pass_name"\n      value {{\n        s: "{pass_name}"\n'
+                     "      }\n    }\n")
     if detailed:
         for k in range(24):
-            value = (f'i: {k * i}', 'b: true', f's: "te_{op_type.lower()}_{k:02d}_kernel0"')[k % 3]
+            value = (f'i: {k * op_id}', 'b: true', f's: "te_{op_type.lower()}_{k:02d}_kernel0"')[k % 3]
             lines.append(f'    attr {{\n      key: "_attr_{k:02d}"\n      value {{\n        {value}\n'
                          "      }\n    }\n")
-        lines.append(f"    id: {i}\n    stream_id: 0\n")
+        lines.append(f"    id: {op_id}\n    stream_id: 0\n")
         lines.append(f"    input_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
         lines.append(f"    output_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
     lines.append("  }\n")
     return "".join(lines)
 
 
-def generate(path: Path, *, megabytes: float = 0.0, ops: int = 0, detailed: bool = True) -> int:
-    """Write a dump of about ``megabytes`` (or exactly ``ops`` ops); returns the op count."""
-    target = int(megabytes * 1e6)
-    written = 0
+def _op(i: int, detailed: bool) -> str:
+    op_type = OP_TYPES[i % len(OP_TYPES)]
+    name = f"{op_type}_{i}"
+    inputs = []
+    if i:
+        inputs.append(f"{OP_TYPES[(i - 1) % len(OP_TYPES)]}_{i - 1}:0")
+    if i > 1 and i % 5 == 0:
+        inputs.append(f"{OP_TYPES[(i - 2) % len(OP_TYPES)]}_{i - 2}:-1")
+    originals = [f"{name}_orig_{k}" for k in range(1 + i % 3)]
+    return op_text(name, op_type, inputs, originals, PASSES[i % 3], op_id=i, detailed=detailed)
+
+
+def write_dump(path: Path, ops: Iterable[str], name: str = "synthetic_graph") -> int:
+    """Write a GE proto text dump (one graph) of the ``op { ... }`` blocks ``ops``; returns the op count."""
     count = 0
     with path.open("w", encoding="utf-8") as out:
-        out.write('graph {\n  name: "synthetic_graph"\n')
-        while (ops and count < ops) or (not ops and written < target):
-            text = _op(count, detailed)
+        out.write(f'graph {{\n  name: "{name}"\n')
+        for text in ops:
             out.write(text)
-            written += len(text)
             count += 1
         out.write('  attr {\n    key: "_session_graph_id"\n    value {\n      s: "0_1"\n    }\n  }\n}\n')
     return count
+
+
+def generate(path: Path, *, megabytes: float = 0.0, ops: int = 0, detailed: bool = True) -> int:
+    """Write a dump of about ``megabytes`` (or exactly ``ops`` ops); returns the op count."""
+    target = int(megabytes * 1e6)
+
+    def blocks() -> Iterator[str]:
+        written = count = 0
+        while (ops and count < ops) or (not ops and written < target):
+            text = _op(count, detailed)
+            written += len(text)
+            count += 1
+            yield text
+
+    return write_dump(path, blocks())
 
 
 def _timed(label: str, fn: Callable[[], T]) -> T:

@@ -2,6 +2,7 @@
 
     python benchmarks/perf.py                      # 10k, 100k and 1M rows
     python benchmarks/perf.py --sizes 1000000 --keep /tmp/advisor-perf
+    python benchmarks/perf.py --graph all          # the graph case at every size (default: 1M only)
 
 For each size a comparison CSV shaped like a large language model in msaccucmp layout is written
 (``benchmarks/_llm_comparison.py``: repeated decoder layers, drifting cosines, an FP16 overflow in a
@@ -12,6 +13,13 @@ start and imports included, as a user waits for them) and its peak RSS is taken 
 accounting of that one child (``os.wait4``), so the two figures are measured the same way. The
 children are started by a small timer process, not by this one: a child's peak RSS counts the
 memory of the process it was spawned from, and this one holds the generator's arrays.
+
+The graph case (``--graph``: ``target``, the default, at 1,000,000 rows only; ``all``; ``off``): the
+generator also writes the matching GE graph dump (``ge_proto_..._Build.txt``, protobuf text, one op
+per target op of the table, data edges along the decoder layers), ``read_graph`` is timed on it in
+this process, and ``advisor run RESULT.csv --graph GRAPH`` is timed like ``advisor run`` above,
+interleaved with it; its ratio is against the same ``pandas.read_csv`` of the CSV. No target is
+stated for it.
 
 Targets, at 1,000,000 rows: ``advisor run`` under twice the time of reading the file with pandas,
 and its peak memory under three times the file size. The exit status is 1 when a target is missed.
@@ -41,9 +49,11 @@ MAX_TIME_RATIO = 2.0        # advisor run / pandas.read_csv, wall time
 MAX_PEAK_PER_FILE = 3.0     # advisor peak RSS / file size
 FORMATS = "html,md,json,txt"
 CSV_NAME = "result_20240506112307.csv"
+GRAPH_NAME = "ge_proto_00000001_graph_0_Build.txt"
+GRAPH_CHOICES = ("target", "all", "off")
 PANDAS_READ = "import sys, pandas; pandas.read_csv(sys.argv[1])"
 
-__all__ = ["Generated", "Measurement", "SizeResult", "measure", "measure_size", "write_llm_comparison"]
+__all__ = ["Generated", "GraphResult", "Measurement", "SizeResult", "measure", "measure_size", "write_llm_comparison"]
 
 
 @dataclass
@@ -51,6 +61,16 @@ class Measurement:
     wall: float          # seconds, process start to exit
     cpu: float           # seconds of CPU (user + system): steadier than wall time on a busy machine
     peak_mib: float      # peak resident set size of the process
+
+
+@dataclass
+class GraphResult:
+    file_mib: float
+    ops: int
+    read_seconds: float    # read_graph alone, in this process
+    advisor: Measurement   # advisor run RESULT.csv --graph GRAPH
+    diagnosis: str
+    diagnosis_as_expected: bool
 
 
 @dataclass
@@ -62,6 +82,7 @@ class SizeResult:
     advisor: Measurement
     diagnosis: str
     diagnosis_as_expected: bool
+    graph: GraphResult | None = None
 
     @property
     def ratio(self) -> float:
@@ -104,25 +125,45 @@ def measure(argv: list[str]) -> Measurement:
     return Measurement(float(wall), float(cpu), int(peak) / scale)
 
 
-def measure_size(rows: int, workdir: Path, *, repeat: int = 3, seed: int = 0) -> SizeResult:
-    """Write the ``rows``-row comparison into ``workdir``, then time pandas and advisor on it
-    ``repeat`` times each, interleaved: the best wall time and the largest peak of each."""
+def measure_size(rows: int, workdir: Path, *, repeat: int = 3, seed: int = 0, graph: bool = False) -> SizeResult:
+    """Write the ``rows``-row comparison (and, with ``graph``, its GE graph dump) into ``workdir``,
+    then time pandas and advisor (and advisor with the graph) on it ``repeat`` times each,
+    interleaved: the best wall time and the largest peak of each."""
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / CSV_NAME
+    graph_path = workdir / GRAPH_NAME if graph else None
     start = time.perf_counter()
-    generated = write_llm_comparison(path, rows, seed=seed)
+    generated = write_llm_comparison(path, rows, seed=seed, graph=graph_path)
     generate_seconds = time.perf_counter() - start
     reports = workdir / "advisor-report"
-    runs: dict[str, list[Measurement]] = {"pandas": [], "advisor": []}
+    graph_reports = workdir / "advisor-report-graph"
+    advisor = [sys.executable, "-m", "advisor", "run", str(path), "--format", FORMATS]
+    commands = {"pandas": [sys.executable, "-c", PANDAS_READ, str(path)],
+                "advisor": [*advisor, "-o", str(reports), "-q"]}
+    if graph_path is not None:
+        commands["graph"] = [*advisor, "--graph", str(graph_path), "-o", str(graph_reports), "-q"]
+    runs: dict[str, list[Measurement]] = {step: [] for step in commands}
     for _ in range(repeat):
-        runs["pandas"].append(measure([sys.executable, "-c", PANDAS_READ, str(path)]))
-        runs["advisor"].append(measure([sys.executable, "-m", "advisor", "run", str(path), "--format", FORMATS,
-                                        "-o", str(reports), "-q"]))
+        for step, argv in commands.items():
+            runs[step].append(measure(argv))
     best = {step: Measurement(min(m.wall for m in ms), min(m.cpu for m in ms), max(m.peak_mib for m in ms))
             for step, ms in runs.items()}
     diagnosis, as_expected = read_diagnosis(reports / "report.json", generated)
+    graph_result = None
+    if graph_path is not None:
+        graph_result = GraphResult(graph_path.stat().st_size / 2**20, generated.graph_ops, time_read_graph(graph_path),
+                                   best["graph"], *read_diagnosis(graph_reports / "report.json", generated))
     return SizeResult(generated, generate_seconds, path.stat().st_size / 2**20, best["pandas"], best["advisor"],
-                      diagnosis, as_expected)
+                      diagnosis, as_expected, graph_result)
+
+
+def time_read_graph(path: Path) -> float:
+    """Seconds of ``read_graph`` on ``path``, in this process (imports done beforehand)."""
+    from advisor.graph import read_graph
+
+    start = time.perf_counter()
+    read_graph(path)
+    return time.perf_counter() - start
 
 
 def read_diagnosis(report: Path, generated: Generated) -> tuple[str, bool]:
@@ -150,7 +191,26 @@ def format_table(results: list[SizeResult], repeat: int) -> str:
     for r in results:
         expected = "as planted" if r.diagnosis_as_expected else f"NOT the planted fault ({r.generated.root_name})"
         lines.append(f"  {r.generated.rows:>9,} rows, {r.generated.ops:,} ops: {r.diagnosis} - {expected}")
+    lines += format_graph([r for r in results if r.graph is not None])
     return "\n".join(lines)
+
+
+def format_graph(results: list[SizeResult]) -> list[str]:
+    if not results:
+        return []
+    lines = ["graph case: advisor run RESULT.csv --graph GE_PROTO_Build.txt (same CSV, same pandas.read_csv):"]
+    for r in results:
+        g = r.graph
+        assert g is not None
+        ratio, cpu_ratio = g.advisor.wall / r.pandas.wall, g.advisor.cpu / r.pandas.cpu
+        expected = "as planted" if g.diagnosis_as_expected else f"NOT the planted fault ({r.generated.root_name})"
+        lines += [f"  {r.generated.rows:>9,} rows: graph file {g.file_mib:.1f} MiB ({g.ops:,} ops), "
+                  f"read_graph alone {g.read_seconds:.2f} s (in-process)",
+                  f"  {'':>9}       advisor --graph {g.advisor.wall:.2f} s wall, peak {g.advisor.peak_mib:.0f} MiB; "
+                  f"ratio to pandas.read_csv {ratio:.2f} (cpu ratio {cpu_ratio:.2f}); "
+                  f"without the graph {r.ratio:.2f}",
+                  f"  {'':>9}       diagnosis: {g.diagnosis} - {expected}"]
+    return lines
 
 
 def check_targets(results: list[SizeResult]) -> tuple[list[str], bool]:
@@ -181,13 +241,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the files (CSV and reports, one folder per size) here and keep them")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each step per size (default: 3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--graph", choices=GRAPH_CHOICES, default="target",
+                        help="also time advisor run --graph on a matching GE graph dump: at "
+                             f"{TARGET_ROWS:,} rows only (target, the default), at every size (all) or never (off)")
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     results = []
     with tempfile.TemporaryDirectory(prefix="advisor-perf-") as tmp:
         root = args.keep or Path(tmp)
         for rows in sizes:
-            results.append(measure_size(rows, root / f"llm_{rows}", repeat=args.repeat, seed=args.seed))
+            graph = args.graph == "all" or (args.graph == "target" and rows == TARGET_ROWS)
+            results.append(measure_size(rows, root / f"llm_{rows}", repeat=args.repeat, seed=args.seed, graph=graph))
             print(f"measured {rows:,} rows", file=sys.stderr, flush=True)
     print(format_table(results, args.repeat))
     lines, met = check_targets(results)
