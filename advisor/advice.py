@@ -13,13 +13,13 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
+from .yamlfile import load_yaml
 
 LANGUAGES = ("en", "zh")
 SECTIONS = ("what", "why", "confirm", "fix", "references")
@@ -100,12 +100,7 @@ def _knowledge_page(kind: str) -> dict[str, Any]:
     path = advice_dir() / f"{kind}.yaml"
     if not path.is_file():
         raise KnowledgeError(f"no advice page for finding kind '{kind}' (expected {path.name})", path=path.parent)
-    try:
-        page = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise KnowledgeError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=path,
-                             line=mark.line + 1 if mark else None) from None
+    page = load_yaml(path, KnowledgeError)
     validate_page(page, path)
     return page
 

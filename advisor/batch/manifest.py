@@ -52,9 +52,9 @@ from typing import Any, NoReturn
 from ..advice import LANGUAGES
 from ..config import ProjectConfig
 from ..engine.conditions import suggest
-from ..engine.yamlfile import LineDict, load_yaml
 from ..errors import RulePackError, UsageError
 from ..report import get_reporter
+from ..yamlfile import LineDict, load_yaml
 from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_layer
 
 TOP_KEYS = ("title", "output", "history", "workers", "defaults", "jobs")

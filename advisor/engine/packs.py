@@ -22,8 +22,8 @@ from .. import __version__
 from ..advice import known_kinds, register_page, validate_page
 from ..errors import KnowledgeError, RulePackError
 from ..facts.schema import FACT_FIELDS
+from ..yamlfile import LineDict, load_yaml
 from .conditions import Guard, PatternCompiler, suggest
-from .yamlfile import LineDict, load_yaml
 
 SEVERITIES = ("error", "warning", "info")
 MAX_ALTERNATIVES = 64

@@ -18,9 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputFormatError
+from ..yamlfile import parse_yaml
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
                              "graph_shape_mutable", "onnx"})
@@ -44,12 +43,7 @@ def read_build_config(path: Path) -> dict[str, Any]:
             line = getattr(exc, "lineno", None)
             raise InputFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=path, line=line) from None
     else:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputFormatError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", path=path,
-                                   line=mark.line + 1 if mark else None) from None
+        data = parse_yaml(text, path, InputFormatError)
     if not isinstance(data, dict):
         raise InputFormatError("a build config is a mapping of knob names to values", path=path)
     return data

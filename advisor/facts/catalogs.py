@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-import yaml
-
 from ..errors import KnowledgeError
 from ..resources import data_dir
+from ..yamlfile import load_yaml
 
 _TYPE_PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9]*?)(?:_\d+)?$")
 
@@ -17,10 +16,7 @@ _TYPE_PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9]*?)(?:_\d+)?$")
 def load_catalog(name: str) -> dict[str, str]:
     """Catalog ``name`` as {lower-case op type: reason}."""
     path = data_dir("knowledge") / "ops" / f"{name}.yaml"
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise KnowledgeError(f"cannot load op catalog: {exc}", path=path) from None
+    raw = load_yaml(path, KnowledgeError)
     ops = raw.get("ops") if isinstance(raw, dict) else None
     if not isinstance(ops, dict):
         raise KnowledgeError("an op catalog maps 'ops' to {OpType: reason}", path=path)

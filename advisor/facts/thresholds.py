@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from ..errors import KnowledgeError, UsageError
 from ..resources import data_dir
+from ..yamlfile import load_yaml
 
 THRESHOLD_METRICS = ("cosine", "relative_euclidean_distance", "scale")
 
@@ -36,10 +36,7 @@ class Thresholds:
 
 def load_thresholds(overrides: Iterable[str] = ()) -> Thresholds:
     path = data_dir("knowledge") / "thresholds.yaml"
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise KnowledgeError(f"invalid YAML: {exc}", path=path) from None
+    raw = load_yaml(path, KnowledgeError)
     if not isinstance(raw, dict) or "default" not in raw:
         raise KnowledgeError("must map dtypes to thresholds and include 'default'", path=path)
     table: dict[str, dict[str, float]] = {}

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from advisor.errors import InputFormatError, UsageError
 from advisor.ingest.csv_cells import NO_VALUE, numbers, read_text_cells, text_column
@@ -44,6 +43,7 @@ from advisor.ingest.dtypes import normalise_dtypes
 from advisor.ingest.msaccucmp import split_tensor_ids
 from advisor.ingest.msprobe_names import split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
+from advisor.yamlfile import load_yaml
 
 FORMAT = "generic"
 MAPPING_KEYS = ("format", "columns", "io_from", "dtype", "sep", "na_values")
@@ -107,14 +107,7 @@ def load_mapping(path: str | Path) -> ColumnMapping:
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputFormatError("column mapping file not found", path=path)
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise InputFormatError(f"not valid YAML: {getattr(err, 'problem', None) or err}", path=path,
-                               line=mark.line + 1 if mark else None) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputFormatError(f"cannot read the column mapping: {err}", path=path) from None
+    document = load_yaml(path, InputFormatError)
     if not isinstance(document, dict):
         raise InputFormatError("a column mapping must be a YAML mapping (format: generic, columns: ...)",
                                path=path)

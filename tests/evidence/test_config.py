@@ -57,7 +57,7 @@ def test_an_aipp_file_that_is_missing_is_named_but_not_fatal(tmp_path):
 
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("build.json", '{"tool": "atc",\n "precision_mode": }', "not valid JSON"),
-    ("build.yaml", "tool: magicmind\n  bad: [\n", "not valid YAML"),
+    ("build.yaml", "tool: magicmind\n  bad: [\n", "invalid YAML"),
     ("build.json", "[1, 2]", "a mapping of knob names"),
     ("build.json", '{"insert_bn_before_firstnode": "yes"}', "must be true or false"),
     ("build.json", '{"insert_bn_before_firstnode": true, "mean": ["a"]}', "list of numbers"),

@@ -114,7 +114,7 @@ def test_mapping_mistakes_name_the_file_and_the_field(tmp_path, mapping, field, 
 
 
 def test_a_mapping_that_is_not_yaml_or_missing(tmp_path):
-    with pytest.raises(InputFormatError, match="not valid YAML") as caught:
+    with pytest.raises(InputFormatError, match="invalid YAML") as caught:
         load_mapping(write(tmp_path, "bad.yaml", "format: generic\ncolumns: {op_name: [a\n"))
     assert caught.value.line is not None
     with pytest.raises(InputFormatError, match="column mapping file not found"):

@@ -1,4 +1,6 @@
-"""YAML loading that remembers where every key was, so pack errors can name file, line and column."""
+"""The one way advisor reads YAML (rule packs, knowledge, manifests, mappings, build configs): mappings
+remember where every key was, and every error names the file, line and column, raised as the
+caller's error class (RulePackError for packs, InputFormatError for inputs, KnowledgeError...)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import RulePackError
+from .errors import AdvisorError, RulePackError
 
 
 class LineDict(dict):
@@ -31,7 +33,7 @@ class _LineLoader(yaml.SafeLoader):
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
             if key in mapping:
-                raise RulePackError(f"duplicate key '{key}'", path=self.name,
+                raise self.error(f"duplicate key '{key}'", path=self.name,
                                     line=key_node.start_mark.line + 1, column=key_node.start_mark.column + 1)
             mapping[key] = self.construct_object(value_node, deep=True)
             mapping.key_positions[str(key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
@@ -41,26 +43,34 @@ class _LineLoader(yaml.SafeLoader):
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
 
 
-def load_yaml(path: Path) -> Any:
-    """Parse a YAML file; a syntax error becomes a RulePackError with its line and column."""
+def load_yaml(path: Path, error: type[AdvisorError] = RulePackError) -> Any:
+    """Parse a YAML file; any problem becomes ``error`` with the file, line and column."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise RulePackError("file not found", path=path) from None
+        raise error("file not found", path=path) from None
+    except IsADirectoryError:
+        raise error("is a folder, expected a YAML file", path=path) from None
     except UnicodeDecodeError:
-        raise RulePackError("not UTF-8 text", path=path) from None
+        raise error("not UTF-8 text", path=path) from None
     except OSError as exc:
-        raise RulePackError(f"cannot read: {exc.strerror}", path=path) from None
+        raise error(f"cannot read: {exc.strerror}", path=path) from None
+    return parse_yaml(text, path, error)
+
+
+def parse_yaml(text: str, path: Path, error: type[AdvisorError] = RulePackError) -> Any:
+    """Parse YAML text read from ``path`` (named in errors), as :func:`load_yaml` does."""
     loader = _LineLoader(text)
     loader.name = str(path)
+    loader.error = error
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise RulePackError(f"invalid YAML: {exc.problem or exc.context}", path=path,
+        raise error(f"invalid YAML: {exc.problem or exc.context}", path=path,
                             line=mark.line + 1 if mark else None,
                             column=mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise RulePackError(f"invalid YAML: {exc}", path=path) from None
+        raise error(f"invalid YAML: {exc}", path=path) from None
     finally:
         loader.dispose()
