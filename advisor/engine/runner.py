@@ -200,6 +200,7 @@ def finding_fact(finding: Finding, subject: dict[str, Any] | None = None) -> dic
         "severity": finding.severity, "root_cause": finding.root_cause, "op": finding.op,
         "op_type": finding.op_type, "index": finding.index, "confidence": finding.confidence,
         "inputs_agree": (subject or {}).get("inputs_agree"),
+        "direction": (subject or {}).get("direction"),
     })
 
 

@@ -276,7 +276,7 @@ SIDE_SUMMARY: dict[str, tuple[str, np.ufunc, Any]] = {
     "deviates": ("deviates", np.logical_or, False), "overflow": ("overflow", np.logical_or, False),
     "nonfinite": ("nonfinite", np.logical_or, False),
 }  # fmin/fmax skip NaN like groupby's min/max; then ``rows`` (count) and ``dtype`` (first known)
-OP_TEXT_COLUMNS = {"op": "op_name", "op_type": "op_type", "golden_ops": "golden_ops"}
+OP_TEXT_COLUMNS = {"op": "op_name", "op_type": "op_type", "golden_ops": "golden_ops", "direction": "direction"}
 
 
 class _Groups:
@@ -680,7 +680,7 @@ def _network_fact(table: ComparisonTable, rows: pd.DataFrame, ops: pd.DataFrame,
     return clean_fact(fact)
 
 
-OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "dtype", "position", "source_line", "tensors",
+OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position", "source_line", "tensors",
                   "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
                   "out_kl",
                   "is_input", "is_output", "input_source", "inputs_known", "inputs_from", "inputs_agree",

@@ -63,6 +63,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "op": (STRING, "target op name"),
         "op_type": (STRING, "target op type"),
         "golden_ops": (STRING, "golden ops this op was fused from, comma-joined"),
+        "direction": (STRING, "forward or backward (msprobe training comparisons)"),
         "dtype": (STRING, "target dtype of the op's outputs"),
         "position": (NUMBER, "0-based position in execution order"),
         "source_line": (NUMBER, "first source line of the op's rows"),
@@ -120,6 +121,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "index": (NUMBER, "op index"),
         "confidence": (NUMBER, "0..1"),
         "inputs_agree": (BOOL, "the inputs of the finding's op agree (absent for network findings)"),
+        "direction": (STRING, "forward or backward, when the finding's op has one (msprobe)"),
     },
     # --- tensor evidence (advisor/evidence/facts.py): one fact per probed tensor ---------------
     "evidence": {

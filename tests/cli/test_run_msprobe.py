@@ -69,3 +69,23 @@ def test_summary_mode_is_judged_by_its_norms(run_cli, tmp_path):
 def test_usage_errors(run_cli, args, message):
     run = run_cli(*args)
     assert run.code == 2 and message in run.err
+
+
+def test_a_forward_cause_explains_the_backward_pass(run_cli, tmp_path):
+    def row(api: str, direction: str, io: str, norm: float) -> str:
+        name = f"{api}.{direction}.{io}.0"
+        return (f'{name},{name},torch.float16,torch.float32,"[1, 8]","[1, 8]",True,True,0,0,0,'
+                f'{norm - 10.0},0%,0%,0%,0%,1,0,0.5,{norm},1,0,0.5,10.0,True,,')
+
+    rows = [row("Functional.linear.0", "forward", "input", 10.0), row("Functional.linear.0", "forward", "output", 10.0),
+            row("Torch.softmax.1", "forward", "input", 10.0), row("Torch.softmax.1", "forward", "output", 13.0),
+            row("Torch.softmax.1", "backward", "input", 10.0), row("Torch.softmax.1", "backward", "output", 14.0),
+            row("Functional.linear.0", "backward", "input", 14.0),
+            row("Functional.linear.0", "backward", "output", 15.0)]
+    path = tmp_path / "compare_result_training.csv"
+    path.write_text("\n".join([SUMMARY, *rows]) + "\n", encoding="utf-8")
+    report = run_cli(path, "--format", "json").report()
+    root = report["root_cause"]
+    assert (root["kind"], root["op"]) == ("problem_node", "Torch.softmax.1.forward")
+    backward = [f for f in report["findings"] if f["op"] and ".backward" in f["op"]]
+    assert backward and all(f["explained_by"] == root["id"] for f in backward)
