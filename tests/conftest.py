@@ -13,6 +13,23 @@ from advisor.cli import main
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "tests" / "data" / "scenarios"
 EXAMPLE = REPO / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
+# Real files from public projects, beside the checkout (never copied into it); see its SOURCES.md.
+REALDATA = REPO / ".." / "shared" / "realdata"
+
+
+@pytest.fixture
+def realdata():
+    """``realdata(name)`` -> the path of a shared real file; skips when the folder is absent."""
+    if not REALDATA.is_dir():
+        pytest.skip(f"shared real data not found at {REALDATA.resolve()}")
+
+    def path(name: str) -> Path:
+        file = REALDATA / name
+        if not file.is_file():
+            pytest.skip(f"real data file missing: {name}")
+        return file
+
+    return path
 
 
 def scenario_dirs() -> list[Path]:

@@ -104,24 +104,32 @@ def _relative_errors(x: np.ndarray, y: np.ndarray, eps: float) -> np.ndarray:
         return np.abs(x[keep] - y[keep]) / np.abs(y[keep])
 
 
+# The three relative metrics reduce the same element errors; compare_tensors computes them once.
+def _accumulated(errors: np.ndarray) -> float:
+    return float(np.sum(errors))
+
+
+def _max(errors: np.ndarray) -> float:
+    return float(np.max(errors)) if errors.size else _NAN
+
+
+def _mean(errors: np.ndarray) -> float:
+    return float(np.mean(errors)) if errors.size else _NAN
+
+
 def accumulated_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
     """``sum |x / y - 1|`` over ``|y| > eps`` (0.0 when no element qualifies)."""
-    x, y = _pair(npu, golden)
-    return float(np.sum(_relative_errors(x, y, eps)))
+    return _accumulated(_relative_errors(*_pair(npu, golden), eps))
 
 
 def max_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
     """``max |x - y| / |y|`` over ``|y| > eps`` (NaN when no element qualifies)."""
-    x, y = _pair(npu, golden)
-    errors = _relative_errors(x, y, eps)
-    return float(np.max(errors)) if errors.size else _NAN
+    return _max(_relative_errors(*_pair(npu, golden), eps))
 
 
 def mean_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
     """``mean |x - y| / |y|`` over ``|y| > eps`` (NaN when no element qualifies)."""
-    x, y = _pair(npu, golden)
-    errors = _relative_errors(x, y, eps)
-    return float(np.mean(errors)) if errors.size else _NAN
+    return _mean(_relative_errors(*_pair(npu, golden), eps))
 
 
 def relative_euclidean_distance(npu: np.ndarray, golden: np.ndarray) -> float:
@@ -258,16 +266,17 @@ def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, eps: float = RELATIV
         result.values = {name: _NAN for name in METRIC_NAMES if name != "StandardDeviation"}
         result.fail_reasons.append(f"shape mismatch: {x.size} vs {y.size} elements")
         return result
+    relative = _relative_errors(x, y, eps)
     result.values = {
         "CosineSimilarity": cosine_similarity(x, y),
         "MaxAbsoluteError": max_absolute_error(x, y),
-        "AccumulatedRelativeError": accumulated_relative_error(x, y, eps),
+        "AccumulatedRelativeError": _accumulated(relative),
         "RelativeEuclideanDistance": relative_euclidean_distance(x, y),
         "KullbackLeiblerDivergence": kl_divergence(x, y, kl_floor),
         "MeanAbsoluteError": mean_absolute_error(x, y),
         "RootMeanSquareError": root_mean_square_error(x, y),
-        "MaxRelativeError": max_relative_error(x, y, eps),
-        "MeanRelativeError": mean_relative_error(x, y, eps),
+        "MaxRelativeError": _max(relative),
+        "MeanRelativeError": _mean(relative),
     }
     result.npu_stats, result.golden_stats = mean_and_std(x), mean_and_std(y)
     result.fail_reasons.extend(_fail_reasons(x, y, result.values))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
 OAM = "hicann__oam-tools"
 ASYS = "test__st__msaicerr__res__ori_data__asys_output_20230713074104794__dfx__graph__370_0__"
@@ -25,18 +23,3 @@ FUSION_CTPN = "bmzhong__ATC-CTPN/fusion_result.json"
 FUSION_YOLO_ATC = "qin-yuhao__ascend310_yolov8_pyb/fusion_result.json"
 FUSION_YOLO_TORCH = "Salary-only-17k__uyolov8-ascend-error/fusion_result.json"
 FUSION_INT8 = "sunjiating__ascend_quantization/fusion_result.json"
-
-
-@pytest.fixture
-def realdata():
-    """``realdata(name)`` -> the path of a shared real file; skips when the directory is absent."""
-    if not REALDATA.is_dir():
-        pytest.skip(f"shared real data not found at {REALDATA.resolve()}")
-
-    def path(name: str) -> Path:
-        file = REALDATA / name
-        if not file.is_file():
-            pytest.skip(f"real data file missing: {name}")
-        return file
-
-    return path

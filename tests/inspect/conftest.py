@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
 REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
@@ -41,19 +39,4 @@ def write_comparison(path: Path, ops: Sequence[tuple[str, str, str, float]]) -> 
                          f'{cos:.6f},{red:.6f},0.1,{red:.6f},0.0,"(0;1),(0;1)",0.01,0.01,0.1,0.01,NaN')
         previous = cosine
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def realdata():
-    """``realdata(name)`` -> the path of a shared real file; skips when the directory is absent."""
-    if not REALDATA.is_dir():
-        pytest.skip(f"shared real data not found at {REALDATA.resolve()}")
-
-    def path(name: str) -> Path:
-        file = REALDATA / name
-        if not file.is_file():
-            pytest.skip(f"real data file missing: {name}")
-        return file
-
     return path
