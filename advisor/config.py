@@ -7,6 +7,7 @@ with ``--project-config``. Command-line options add to it (lists) or override it
     builtin_rules = true
     disable = ["single-point-deviation"]
     input_nodes = ["images"]
+    backends = ["ascend"]              # remedy files for these backends (like --backend; "all" for every one)
     [severity]
     fp16-overflow-masked = "error"
     [thresholds]
@@ -24,8 +25,9 @@ from typing import Any
 
 from .engine.conditions import suggest
 from .errors import UsageError
+from .remedy import parse_backends
 
-KEYS = {"rules", "builtin_rules", "disable", "severity", "thresholds", "params", "input_nodes"}
+KEYS = {"rules", "builtin_rules", "disable", "severity", "thresholds", "params", "input_nodes", "backends"}
 
 
 @dataclass
@@ -38,6 +40,7 @@ class ProjectConfig:
     thresholds: list[str] = field(default_factory=list)     # "DTYPE.METRIC=VALUE" like --threshold
     params: list[str] = field(default_factory=list)         # "RULE.PARAM=VALUE" like --set
     input_nodes: list[str] = field(default_factory=list)
+    backends: tuple[str, ...] = ()                          # like --backend; () = inferred
 
 
 def find_config(start: Path) -> Path | None:
@@ -78,6 +81,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> ProjectC
         params=[f"{k}={str(v).lower() if isinstance(v, bool) else v}"
                 for k, v in _table(table, "params", path).items()],
         input_nodes=_strings(table, "input_nodes", path),
+        backends=_backends(table, path, section),
     )
 
 
@@ -95,6 +99,13 @@ def _strings(table: dict[str, Any], key: str, path: Path) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"'{key}' must be a list of strings", path=path, field=key)
     return value
+
+
+def _backends(table: dict[str, Any], path: Path, section: str) -> tuple[str, ...]:
+    try:
+        return parse_backends(_strings(table, "backends", path), source=f"'backends' in {section}")
+    except UsageError as exc:
+        raise UsageError(exc.message, path=path, field="backends") from None
 
 
 def _bool(table: dict[str, Any], key: str, path: Path) -> bool:

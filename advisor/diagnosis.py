@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .remedy.model import Remedy
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -23,6 +26,18 @@ EVIDENCE_KINDS: tuple[str, ...] = (
     "layout_nchw_nhwc",
     "input_scale_mismatch",
     "random_preprocessing",
+)
+
+# Root-cause kinds of the quantisation evidence: they need an int8 build config (``--config``) and the
+# layer's weights (``--graph model.onnx``) or golden inputs (``--dumps``); without them the same
+# layer is reported as a ``problem_node``.
+QUANT_KINDS: tuple[str, ...] = (
+    "quant_per_tensor",
+    "quant_symmetric",
+    "quant_calibration",
+    "quant_sensitive_op",
+    "quant_precision_limit",
+    "quant_backend_issue",
 )
 
 
@@ -126,6 +141,7 @@ class Diagnosis:
     version: str = ""
     warnings: list[str] = field(default_factory=list)   # non-fatal notes about the input
     neighbourhood: Neighbourhood | None = None           # the root cause in the graph (--graph)
+    remedy: Remedy | None = None                         # the fix in each backend's syntax (advisor/remedy)
 
     @property
     def verdict(self) -> str:

@@ -13,13 +13,17 @@ from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Ser
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
-from .evidence.facts import config_facts, evidence_facts
+from .evidence.config import config_fact, read_build_config
+from .evidence.facts import GoldenInputs, evidence_facts
+from .evidence.layers import LayerInputs, layer_facts
+from .evidence.quant_config import quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
-from .graph import read_fusion_result, read_graph
+from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
+from .remedy import remedy_for
 
 MAX_PLOT_POINTS = 2000
 MAX_SOURCE_LINES = 50
@@ -46,6 +50,7 @@ class AnalysisOptions:
     target: Path | None = None                # ... and of the target run, compared by statistics
     graph: Path | None = None                 # model graph: model.onnx, ge_proto_*_Build.txt, OM JSON
     fusion: Path | None = None                # fusion_result.json of the target build
+    backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
 
 
 def analyse(options: AnalysisOptions) -> Diagnosis:
@@ -63,10 +68,12 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         options.comparison, options.comparison_format, options.mapping)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
-    result = run_rules(rules, facts.all_facts() + _evidence(options, table, facts.network)
-                       + provided_facts(providers, table, facts.network), params)
+    evidence = _evidence(options, table, facts, graph, thresholds)
+    result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network,
+                                         next((f for f in evidence if f.get("fact") == "config"), None))
     return Diagnosis(
         root_cause=root,
         findings=ordered,
@@ -88,8 +95,10 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         series=_series(facts, thresholds),
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
-        + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else []),
+        + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
+        + [f"remedy: {w}" for w in remedy_warnings],
         neighbourhood=_neighbourhood(facts, root),
+        remedy=remedy,
     )
 
 
@@ -104,14 +113,25 @@ def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None
     return facts.join.neighbourhood(int(position), facts.ops) if isinstance(position, (int, np.integer)) else None
 
 
-def _evidence(options: AnalysisOptions, table: ComparisonTable, network: dict) -> list[dict]:
-    """Facts from the build config and, when dumps are given, the tensor probes of the inputs."""
-    config = config_facts(options.build_config) if options.build_config else []
-    if not options.dumps:
-        return config
-    golden, target = options.dumps
-    return config + evidence_facts(golden, target, table, network, config[0] if config else None,
-                                   input_nodes=options.input_nodes)
+def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, graph: Graph | None,
+              thresholds: Thresholds) -> list[dict]:
+    """Facts from the build config, the tensor probes of the inputs (with dumps), and the evidence
+    on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
+    if not options.build_config:
+        config, raw = [], None
+    else:
+        raw = read_build_config(options.build_config)
+        config = [config_fact(raw, source=options.build_config)]
+    golden_inputs = GoldenInputs(*options.dumps, table) if options.dumps else None
+    out = list(config)
+    if options.dumps:
+        out += evidence_facts(*options.dumps, table, facts.network, config[0] if config else None,
+                              input_nodes=options.input_nodes)
+    if raw is not None:
+        sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
+                              else None, golden_input=golden_inputs)
+        out += layer_facts(quant_settings(raw, options.build_config), facts.ops, thresholds, sources)
+    return out
 
 
 def _attach_source_lines(findings: list, table: ComparisonTable) -> None:

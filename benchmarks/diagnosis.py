@@ -18,14 +18,18 @@ What counts as correct, per scenario:
 * the preprocessing kinds (``EVIDENCE_KINDS``) are supported when the scenario holds its input
   dumps (the advisor then runs with ``--dumps`` and the scenario's ``build.json``, as a user
   would); without dumps the supported answer is ``input_mismatch`` at the Data op;
-* a kind that needs a later capability (``LATER_CAPABILITY``): the supported answer listed there,
-  at the labelled op and index: quantisation kinds are answered today as a ``problem_node`` at the
-  quantised op. These rows are shown as "later capability", never hidden.
+* the quantisation kinds (``QUANT_KINDS``) are supported when the scenario holds model.onnx and its
+  dumps (the advisor then also runs with ``--graph model.onnx``); without them the supported answer
+  is a ``problem_node`` at the quantised layer;
+* a kind that needs a capability the scenario does not give (``LATER_CAPABILITY``): the supported
+  answer listed there, at the labelled op and index. These rows are shown as "later capability",
+  never hidden.
 
 Without ``--corpus``/``--generate`` the committed corpus ``tests/data/scenarios`` is measured.
 ``--generate DIR`` first runs the scenario generator (needs torch and the network wheels, see
-``benchmarks/scenarios/README.md``) into DIR without dumps or ONNX, then measures exactly the
-scenarios it generated. It is a measurement, not a test: exit 0 whatever the accuracy, 1 only
+``benchmarks/scenarios/README.md``) into DIR with input dumps only and no ONNX, except the
+quantisation families, which get every dump and model.onnx (what their evidence reads), then
+measures exactly the scenarios it generated. It is a measurement, not a test: exit 0 whatever the accuracy, 1 only
 when ``--fail-under`` is given and the overall accuracy (percent) is below it, 2 on usage errors
 or an unreadable corpus, 3 when generated scenarios fail the generator's own self-check.
 """
@@ -41,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.diagnosis import EVIDENCE_KINDS, ROOT_CAUSE_KINDS, Diagnosis
+from advisor.diagnosis import EVIDENCE_KINDS, QUANT_KINDS, ROOT_CAUSE_KINDS, Diagnosis
 from advisor.pipeline import AnalysisOptions, analyse
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,18 +54,20 @@ COMMITTED_CORPUS = REPO / "tests" / "data" / "scenarios"
 CONSISTENT = "consistent"
 #: Label kinds the advisor cannot name yet -> the answer it supports today (at the labelled op).
 LATER_CAPABILITY: dict[str, str] = {
-    "quant_per_tensor": "problem_node",
-    "quant_symmetric": "problem_node",
+    # Supported with model.onnx and the layer dumps (advisor run --graph --dumps); without them only this:
+    **{kind: "problem_node" for kind in QUANT_KINDS},
     # Supported with the scenario's input dumps (advisor run --dumps); without them only this:
     **{kind: "input_mismatch" for kind in EVIDENCE_KINDS},
 }
 #: Why each later-capability kind is not diagnosed yet (shown in the table's legend).
 LATER_REASON: dict[str, str] = {
-    "quant_per_tensor": "quantisation diagnosis",
-    "quant_symmetric": "quantisation diagnosis",
+    **{kind: "the scenario has no model.onnx and layer dumps" for kind in QUANT_KINDS},
     **{kind: "the scenario has no input dumps" for kind in EVIDENCE_KINDS},
 }
-_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *LATER_CAPABILITY)
+#: Kinds that name a label's kind more precisely: with the graph, a problem node inside a fused op
+#: is reported as the fused op's problem (it names the fused ops and the pass), at the same op.
+REFINES: dict[str, tuple[str, ...]] = {"problem_node": ("fused_op_problem",)}
+_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *QUANT_KINDS)
 
 
 class CorpusError(Exception):
@@ -179,7 +185,8 @@ def find_scenarios(corpus: Path, families: Iterable[str] | None = None) -> list[
 
 def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = None,
                     small: bool = False, log=None) -> tuple[list[Path], list[str]]:
-    """Run the scenario generator into ``out`` (input dumps only, no ONNX): (directories, problems).
+    """Run the scenario generator into ``out``: (directories, problems). Input dumps only and no ONNX,
+    except for the quantisation families (every dump and model.onnx: their evidence).
 
     Uses the generator's own API (``catalog.select`` + ``scenario.generate``), so the corpus is
     exactly what ``python -m benchmarks.scenarios --out DIR --seed N --dumps inputs --onnx-max-kb 0``
@@ -199,7 +206,8 @@ def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = N
     directories: list[Path] = []
     problems: list[str] = []
     for spec in specs:
-        generated = generate(spec, out, dumps_kept="inputs", onnx_max_bytes=0)
+        quant = spec.family in QUANT_KINDS
+        generated = generate(spec, out, dumps_kept="all" if quant else "inputs", onnx_max_bytes=None if quant else 0)
         directories.append(generated.directory)
         problems.extend(f"{spec.name}: {p}" for p in generated.problems)
         if log:
@@ -229,11 +237,13 @@ def _result_csv(directory: Path) -> Path:
 # --- scoring ------------------------------------------------------------------------------------
 
 def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: str | None = None,
-          with_dumps: bool = False) -> ScenarioResult:
+          with_dumps: bool = False, with_model: bool = False) -> ScenarioResult:
     """Compare one diagnosis (None when the advisor raised) with its label. ``with_dumps``: the
-    advisor saw the scenario's input dumps, so the evidence kinds count as supported."""
+    advisor saw the scenario's input dumps, so the evidence kinds count as supported; ``with_model``
+    (and dumps): it saw model.onnx too, so the quantisation kinds count as supported."""
     kind, op, index = label["kind"], label["op"], label["index"]
-    supported_kinds = (CONSISTENT, *ROOT_CAUSE_KINDS, *(EVIDENCE_KINDS if with_dumps else ()))
+    supported_kinds = (CONSISTENT, *ROOT_CAUSE_KINDS, *(EVIDENCE_KINDS if with_dumps else ()),
+                       *(QUANT_KINDS if with_dumps and with_model else ()))
     root = diagnosis.root_cause if diagnosis is not None else None
     active = [f for f in diagnosis.findings if f.explained_by is None] if diagnosis is not None else []
     if error is not None:
@@ -244,7 +254,7 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
         got_kind, got_op, got_index, got_severity = root.kind, root.op, root.index, root.severity
     supported_answer = LATER_CAPABILITY.get(kind) if kind not in supported_kinds else None
     status = "supported" if kind in supported_kinds else "later capability"
-    kind_right = got_kind == kind
+    kind_right = got_kind == kind or got_kind in REFINES.get(kind, ())
     op_right = supported_right = false_alarm = None
     if kind == CONSISTENT:
         false_alarm = error is not None or root is not None or any(
@@ -272,12 +282,14 @@ def analyse_scenario(directory: Path) -> ScenarioResult:
     golden, target = directory / "golden", directory / "target"
     dumps = (golden, target) if golden.is_dir() and target.is_dir() and any(target.iterdir()) else None
     config = directory / "build.json"
+    model = directory / "model.onnx"
+    seen = {"with_dumps": bool(dumps), "with_model": model.is_file()}
     try:
-        diagnosis = analyse(AnalysisOptions(comparison=csv, dumps=dumps,
+        diagnosis = analyse(AnalysisOptions(comparison=csv, dumps=dumps, graph=model if model.is_file() else None,
                                             build_config=config if config.is_file() else None))
     except Exception as exc:  # noqa: BLE001 - a crash on a scenario is a measured miss, not a benchmark bug
-        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", with_dumps=bool(dumps))
-    return score(directory.name, label, diagnosis, with_dumps=bool(dumps))
+        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", **seen)
+    return score(directory.name, label, diagnosis, **seen)
 
 
 def summarise_families(results: list[ScenarioResult]) -> list[FamilyRow]:

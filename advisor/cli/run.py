@@ -13,6 +13,7 @@ from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..facts.builder import DEFAULT_MAX_OP_FACTS
 from ..pipeline import AnalysisOptions, analyse
+from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
 
 DEFAULT_OUTDIR = "advisor-report"
@@ -59,6 +60,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--project-config", type=Path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
                              "current folder)")
+    parser.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
+                        help=f"write the remedy files for this backend ({', '.join(BACKEND_NAMES)} or all); "
+                             "repeatable or comma-separated (default: the --config build's tool, else all)")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
     parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
                         help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
@@ -104,7 +108,8 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
         severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
         settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config,
-        graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None))
+        graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None),
+        backends=parse_backends(args.backends) or config.backends)
 
 
 def _dump_folders(text: str | None) -> tuple[Path, Path] | None:
@@ -163,5 +168,10 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     lines.append(f"Findings: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)"
                  + (f"; {explained} explained as propagation" if explained else ""))
     lines.extend(f"Warning: {w}" for w in diagnosis.warnings)
-    lines.append("Reports: " + ", ".join(str(p) for p in written))
+    reports = [p for p in written if p.name.startswith("report.")]
+    lines.append("Reports: " + ", ".join(str(p) for p in reports))
+    remedy = diagnosis.remedy
+    readme = next((p for p in written if p.name == "README.md" and p.parent.name == "remedy"), None)
+    if remedy is not None and readme is not None:
+        lines.append(f"Remedy: {readme} ({len(remedy.steps)} step(s) for {', '.join(remedy.backends)})")
     return "\n".join(lines)

@@ -36,6 +36,9 @@ MAX_ROUNDS = 10
 CATCH_ALL = "__catch_all__"
 _run_ids = itertools.count()
 
+#: fact kinds whose ``index`` is the op index a finding about them carries
+OP_INDEXED = ("op", "finding", "layer")
+
 
 class _SynchronousHost(durable_engine.Host):
     """A durable_rules Host fitted to batch analysis.
@@ -154,7 +157,7 @@ class _Collector:
         emit = rule.emit
         assert emit is not None
         subject = matched.get(emit.subject, {}) if emit.subject else {}
-        index = subject.get("index") if subject.get("fact") in ("op", "finding") else None
+        index = subject.get("index") if subject.get("fact") in OP_INDEXED else None
         finding_id = f"{rule.id}@{index if index is not None else subject.get('id', 'network')}"
         if finding_id in self.findings:
             return

@@ -1,5 +1,7 @@
 """Build configs (MagicMind and ATC knobs, FORMATS.md §4) -> one ``config`` fact.
 
+Precision and quantisation settings are normalised by :mod:`advisor.evidence.quant_config`.
+
 What the compiler was told decides what a mismatching input means: a model built with
 ``insert_bn_before_firstnode`` (MagicMind) or an AIPP with ``mean_chn``/``var_reci_chn`` (ATC)
 normalises its input itself, so preprocessing that normalises too is the "duplicate mean/std" bug;
@@ -20,6 +22,7 @@ from typing import Any
 
 from ..errors import InputFormatError
 from ..yamlfile import parse_yaml
+from .quant_config import quant_settings
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
                              "graph_shape_mutable", "onnx"})
@@ -61,9 +64,10 @@ def config_fact(raw: dict[str, Any], source: Path | None = None) -> dict[str, An
         precision = raw["precision_config"].get("precision_mode")
     if precision is not None:
         fact["precision_mode"] = _text(precision, "precision_mode", where)
-    for knob in ("input_format", "activation_quant_algo", "weight_quant_granularity", "keep_dtype", "modify_mixlist"):
+    for knob in ("input_format", "keep_dtype", "modify_mixlist"):
         if raw.get(knob) is not None:
             fact[knob] = _text(raw[knob], knob, where)
+    fact.update(quant_settings(raw, source).fields())
     insert_bn = _flag(raw.get("insert_bn_before_firstnode", False), "insert_bn_before_firstnode", where)
     fact["insert_bn_before_firstnode"] = insert_bn
     mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)

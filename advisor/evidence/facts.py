@@ -30,7 +30,7 @@ from ..ingest.table import ComparisonTable
 from .config import config_fact, config_facts, read_build_config
 from .probes import KNOWN_TOLERANCE, probe_pair
 
-__all__ = ["config_fact", "config_facts", "evidence_facts", "read_build_config"]
+__all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config"]
 
 
 def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, network: dict,
@@ -96,13 +96,38 @@ def _identity(row: dict[str, Any], network: dict) -> dict[str, Any]:
             "output_deviates": network.get("output_deviates")}
 
 
-def _locate(rows: pd.DataFrame, golden: DumpFolder, target: DumpFolder
+class GoldenInputs:
+    """The golden tensor of an op's input, loaded on demand: ``inputs(op, slot)`` -> array or None.
+
+    The quantisation evidence (:mod:`advisor.evidence.layers`) recomputes a layer from its golden
+    input and needs only a few tensors of a large dump folder; the folders are scanned once and the
+    comparison's pairing is planned at most once."""
+
+    def __init__(self, golden_dir: Path, target_dir: Path, table: ComparisonTable) -> None:
+        self.dirs = (Path(golden_dir), Path(target_dir))
+        self.folders: tuple[DumpFolder, DumpFolder] | None = None    # scanned on first use
+        self.frame = table.frame
+        self.planned: dict[tuple[str, str, str], DumpFile | None] | None = None
+
+    def __call__(self, op: str, slot: int) -> np.ndarray | None:
+        frame = self.frame
+        rows = frame[(frame["op_name"] == op) & (frame["io"] == "input")
+                     & (frame["slot"].astype(str) == str(slot))].head(1)
+        if rows.empty:
+            return None
+        if self.folders is None:
+            self.folders = (scan_folder(self.dirs[0], "golden"), scan_folder(self.dirs[1], "target"))
+        ((_, golden_file, _),) = _locate(rows, *self.folders, self)
+        return load_dump(golden_file.path) if golden_file is not None else None
+
+
+def _locate(rows: pd.DataFrame, golden: DumpFolder, target: DumpFolder, cache: GoldenInputs | None = None
             ) -> list[tuple[DumpFile | None, DumpFile | None, str]]:
     """(target file, golden file, why not found) per row. A Data op's output pairs with the golden
     dump of its GroundTruth name; any other input goes through the comparison's pairing (lineage)."""
     target_files = target.by_key()
     golden_files = golden.by_key()
-    planned: dict[tuple[str, str, str], DumpFile | None] | None = None
+    planned = cache.planned if cache is not None else None
     found = []
     for row in rows.to_dict("records"):
         key = (safe_name(str(row["op_name"])), str(row["io"]), str(row["slot"]))
@@ -117,6 +142,8 @@ def _locate(rows: pd.DataFrame, golden: DumpFolder, target: DumpFolder
         if golden_file is None:
             if planned is None:
                 planned = _planned_goldens(golden, target)
+                if cache is not None:
+                    cache.planned = planned
             golden_file = planned.get(key)
         found.append((target_file, golden_file, "" if golden_file else f"no golden dump pairs with {row['tensor_id']}"))
     return found

@@ -144,7 +144,7 @@ def _mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     ops["cast_from"] = pd.array(cast_from, dtype="string")
     ops["cast_to"] = pd.array(cast_to, dtype="string")
     entries = ((ops["error_enters"] | ops["hidden_entry"]) & ~ops["absorbed"]).to_numpy(dtype=bool)
-    first = int(np.argmax(entries)) if entries.any() else n
+    first = int(np.argmax(entries)) if entries.any() else -1   # no entry: nothing is "before" one
     ops["before_first_entry"] = ops["position"].to_numpy() < first
 
 

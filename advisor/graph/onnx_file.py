@@ -154,3 +154,28 @@ def _initializers(onnx: Any, graph: Any, nodes: list, warnings: list[str]) -> di
     if failed:
         warnings.append(f"{len(failed)} initializers could not be decoded, e.g. {failed[0]!r}")
     return stats
+
+
+def read_onnx_weights(path: Path, names: set[str]) -> dict[str, np.ndarray]:
+    """The arrays of the initializers named ``names`` (those present and decodable). The graph keeps
+    only statistics of its weights; evidence that re-quantises a layer needs the values."""
+    onnx = import_onnx()
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # as in read_onnx
+        raise InputFormatError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", path=path) from None
+    wanted = [init for init in model.graph.initializer if init.name in names]
+    try:
+        from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+        for init in wanted:
+            if uses_external_data(init):
+                load_external_data_for_tensor(init, str(path.parent))
+    except (OSError, ValueError):
+        pass  # those weights stay undecodable below
+    arrays = {}
+    for init in wanted:
+        try:
+            arrays[init.name] = onnx.numpy_helper.to_array(init)
+        except Exception:
+            continue
+    return arrays

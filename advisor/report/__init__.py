@@ -1,27 +1,30 @@
-"""The report stage: Diagnosis -> view model (once) -> html, md, json, txt.
+"""The report stage: Diagnosis -> view model (once) -> html, md, json, txt, and the remedy's files.
 
-``write_reports`` renders every requested format before it touches the disk, then stages each file
-as a temporary file in the output folder and moves them into place with ``os.replace``: a failure
-while rendering or staging leaves the folder as it was, and a reader never sees half a report.
+``write_reports`` renders every requested format (and, when the diagnosis has a remedy,
+``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``) before it touches the disk, then stages
+each file as a temporary file beside its final place and moves them into place with ``os.replace``:
+a failure while rendering or staging leaves the folder as it was, and a reader never sees half a
+report. Nothing is ever deleted: a folder from an earlier run stays as it was unless overwritten.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..diagnosis import Diagnosis
 from ..errors import UsageError
 from .model import SCHEMA, ReportView
-from .reporters import REPORTERS, Reporter, get_reporter, register
+from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
 from .view import build_view, check_language
 
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
 __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "build_view",
-           "get_reporter", "register", "render", "write_files", "write_reports"]
+           "get_reporter", "register", "remedy_files", "render", "write_files", "write_reports"]
 
 
 def render(diagnosis: Diagnosis, fmt: str, lang: str = "en") -> str:
@@ -32,7 +35,8 @@ def render(diagnosis: Diagnosis, fmt: str, lang: str = "en") -> str:
 
 def write_reports(diagnosis: Diagnosis, outdir: str | Path,
                   formats: Iterable[str] | str = DEFAULT_FORMATS, lang: str = "en") -> list[Path]:
-    """Write ``OUTDIR/report.<ext>`` for each format; returns the paths in the order asked."""
+    """Write ``OUTDIR/report.<ext>`` for each format, then the remedy's files; returns the paths in
+    that order (the reports in the order asked)."""
     check_language(lang)
     if isinstance(formats, str):                 # "html,md" as given to --format
         formats = [f.strip() for f in formats.split(",") if f.strip()]
@@ -41,13 +45,22 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
         raise UsageError(f"no report format given: choose from {', '.join(REPORTERS)}")
     view = build_view(diagnosis, lang)
     rendered = [(r.filename, r.render(view)) for r in reporters]
-    return _write_all(Path(outdir), rendered)
+    return _write_all(Path(outdir), rendered + remedy_files(view))
+
+
+def remedy_files(view: ReportView) -> list[tuple[str, str]]:
+    """``(path relative to OUTDIR, text)`` of the remedy: its README, then every step's files."""
+    if view.remedy is None:
+        return []
+    readme = environment(templates_dir()).get_template("remedy.md.j2").render(view=view, t=view.labels)
+    return [(view.remedy.readme, readme)] + [(f.path, f.text) for step in view.remedy.steps for f in step.files]
 
 
 def write_files(outdir: str | Path, files: Iterable[tuple[str, str]]) -> list[Path]:
     """Write ``(filename, text)`` pairs into ``outdir`` the way reports are written: all staged
-    first, then moved into place, so a reader never sees a half-written file. Other writers of
-    whole pages (the batch index and digest) use this instead of their own copy."""
+    first, then moved into place, so a reader never sees a half-written file. A filename may name
+    subfolders (``remedy/step1/ascend/keep_dtype.cfg``). Other writers of whole pages (the batch
+    index and digest) use this instead of their own copy."""
     return _write_all(Path(outdir), list(files))
 
 
@@ -57,22 +70,54 @@ def _write_all(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:
     except OSError as exc:
         raise UsageError(f"cannot create the output folder: {exc.strerror or exc}", path=outdir) from None
     staged: list[tuple[Path, Path]] = []
+    created: list[Path] = []
     try:
         for filename, text in files:
-            staged.append((_stage(outdir, filename, text), outdir / filename))
+            final = _inside(outdir, filename)
+            created += _make_folders(outdir, final.parent)
+            staged.append((_stage(final, text), final))
         for temp, final in staged:
             os.replace(temp, final)
     except OSError as exc:
+        _discard(staged, created)
         raise UsageError(f"cannot write the reports: {exc.strerror or exc}", path=outdir) from None
-    finally:
-        for temp, _ in staged:
-            temp.unlink(missing_ok=True)
+    except BaseException:
+        _discard(staged, created)
+        raise
     return [final for _, final in staged]
 
 
-def _stage(outdir: Path, filename: str, text: str) -> Path:
-    """Write ``text`` to a new hidden file beside ``filename`` (created with the umask's permissions)."""
-    temp = outdir / f".{filename}.{secrets.token_hex(4)}.tmp"
+def _discard(staged: list[tuple[Path, Path]], created: list[Path]) -> None:
+    """Remove what a failed write staged, then the folders made for it (they are empty again)."""
+    for temp, _ in staged:
+        temp.unlink(missing_ok=True)
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _inside(outdir: Path, filename: str) -> Path:
+    """``outdir / filename``, refusing anything that would land outside ``outdir``."""
+    relative = PurePosixPath(filename)
+    if relative.is_absolute() or not relative.parts or ".." in relative.parts:
+        raise ValueError(f"not a path inside the output folder: {filename!r}")
+    return outdir.joinpath(*relative.parts)
+
+
+def _make_folders(outdir: Path, folder: Path) -> list[Path]:
+    """Create ``folder`` (inside ``outdir``) and its missing parents; returns those created, outermost first."""
+    missing = []
+    while folder != outdir and not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+    return missing[::-1]
+
+
+def _stage(final: Path, text: str) -> Path:
+    """Write ``text`` to a new hidden file beside ``final`` (created with the umask's permissions)."""
+    temp = final.parent / f".{final.name}.{secrets.token_hex(4)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:

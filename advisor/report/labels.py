@@ -127,6 +127,35 @@ TEXTS: dict[str, tuple[str, str]] = {
     "consistent.title": ("Consistent", "一致"),
     "consistent.advice": ("No action needed: the network output agrees with the golden output.",
                           "无需处理：网络输出与标杆输出一致。"),
+    # The remedy: the fix written out per backend (advisor/remedy, docs/remedy.md).
+    "remedy": ("Remedy", "修复方案"),
+    "remedy.intro": ("Apply the steps in order, smallest first: each step includes everything of the steps "
+                     "before it. Rebuild and compare again after each step, and stop at the first one whose "
+                     "comparison is consistent.",
+                     "按顺序应用以下步骤（由小到大）：每一步都包含之前各步的全部修改。每完成一步就重新构建并再次比对，"
+                     "比对结果一致时即可停止。"),
+    "remedy.step": ("Step {n}", "第 {n} 步"),
+    "remedy.settings": ("Settings", "设置"),
+    "remedy.keep": ("Ops kept in higher precision", "保持高精度的算子"),
+    "remedy.golden": ("Original-model names", "原始模型算子名"),
+    "remedy.precision": ("Precision", "精度"),
+    "remedy.why": ("Why", "原因"),
+    "remedy.findings": ("Answers findings", "对应的发现"),
+    "remedy.files": ("Files", "文件"),
+    "remedy.download": ("download", "下载"),
+    "remedy.preview": ("preview", "预览"),
+    "remedy.backends": ("Backends", "后端"),
+    "remedy.written_to": ("The files are in the folder {path} beside this report (its README.md says what each "
+                          "step changes), one folder per step and backend.",
+                          "这些文件位于本报告旁的 {path} 文件夹（其中 README.md 说明每一步修改了什么），"
+                          "每个步骤、每个后端各一个文件夹。"),
+    "remedy.readme_title": ("Remedy: the fix, step by step", "修复方案：分步修复"),
+    "remedy.txt_line": ("Remedy step {n}: {summary}", "修复第 {n} 步：{summary}"),
+    "knob.weight_quant_granularity": ("weight quantisation granularity", "权重量化粒度"),
+    "knob.weight_quant_symmetric": ("symmetric weights", "权重对称量化"),
+    "knob.activation_quant_algo": ("activation quantisation", "激活量化方式"),
+    "knob.activation_calibration": ("activation calibration", "激活校准方法"),
+    "knob.activation_percentile": ("activation percentile", "激活截断百分位"),
     # Data keys of Diagnosis.network (see advisor/facts/schema.py).
     "network.rows": ("Rows in the comparison", "比对结果行数"),
     "network.ops": ("Ops", "算子数"),

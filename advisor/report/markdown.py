@@ -87,3 +87,13 @@ def md_code(value: Any, cell: bool = False) -> str:
         pad = " " if text.startswith("`") or text.endswith("`") else ""
         span = f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
     return span.replace("|", "\\|") if cell else span
+
+
+def md_fence(value: Any, info: str = "") -> str:
+    """A whole file as a fenced code block showing it literally: the fence is longer than any run of
+    backticks in it; a text holding ``<`` becomes ``<pre><code>`` around the HTML-escaped text."""
+    text = str(value).rstrip("\n")
+    if "<" in text:
+        return f"<pre><code>{html.escape(text, quote=False)}</code></pre>"
+    fence = "`" * max(3, 1 + max((len(run) for run in _RUN.findall(text)), default=0))
+    return f"{fence}{info}\n{text}\n{fence}"

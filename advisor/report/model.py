@@ -105,6 +105,51 @@ class ThresholdRow:
 
 
 @dataclass(frozen=True)
+class RemedyFileView:
+    """One generated file of a remedy step, for one backend."""
+
+    backend: str
+    backend_label: str    # the backend's name in the report language
+    name: str             # file name inside the step's backend folder, e.g. "keep_dtype.cfg"
+    path: str             # relative to the output folder: "remedy/step1/ascend/keep_dtype.cfg"
+    download: str         # name offered when downloaded from the HTML report: "step1-ascend-keep_dtype.cfg"
+    syntax: str           # language of the text for a Markdown fence: python, sh, json or text
+    text: str
+    data_uri: str         # the text as a data: URI, for the HTML report's download link
+
+
+@dataclass(frozen=True)
+class KeptOpView:
+    op: str
+    golden: tuple[str, ...]
+    op_type: str | None
+    precision: str
+    finding: str
+
+
+@dataclass(frozen=True)
+class RemedyStepView:
+    step: int
+    title: str                          # "Step 1"
+    summary: str                        # one line, in the report language
+    settings: tuple[Row, ...]           # generic knob -> value (Row.value keeps the JSON value)
+    keep: tuple[KeptOpView, ...]
+    findings: tuple[str, ...]           # ids of the findings this step answers
+    reasons: tuple[str, ...]            # the findings this step adds, as "title — location: evidence"
+    folder: str                         # "remedy/step1"
+    files: tuple[RemedyFileView, ...]   # backend order, then file name
+
+
+@dataclass(frozen=True)
+class RemedyView:
+    backends: tuple[str, ...]
+    backend_labels: tuple[str, ...]
+    steps: tuple[RemedyStepView, ...]
+    folder: str                         # "remedy", relative to the output folder
+    readme: str                         # "remedy/README.md"
+
+
+@dataclass(frozen=True)
 class ReportView:
     language: str
     labels: Mapping[str, str]
@@ -130,3 +175,4 @@ class ReportView:
     series: Series | None
     markers: tuple[Marker, ...]
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
+    remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)

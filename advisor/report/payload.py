@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import FindingView, ReportView
+from .model import FindingView, RemedyView, ReportView
 
 
 def _finding(view: FindingView) -> dict[str, Any]:
@@ -47,6 +47,28 @@ def _root_cause(view: FindingView | None) -> dict[str, Any] | None:
             "severity": view.severity, "confidence": view.confidence}
 
 
+def _remedy(view: RemedyView | None) -> dict[str, Any] | None:
+    """Steps with their settings, kept ops and every backend's files (the benchmark applies them from
+    here: steps[i].settings and steps[i].keep[j].golden are part of the contract)."""
+    if view is None:
+        return None
+    steps = []
+    for step in view.steps:
+        files: dict[str, dict[str, str]] = {}
+        for file in step.files:
+            files.setdefault(file.backend, {})[file.name] = file.text
+        steps.append({
+            "step": step.step,
+            "settings": {row.key: row.value for row in step.settings},
+            "keep": [{"op": op.op, "golden": list(op.golden), "op_type": op.op_type, "precision": op.precision,
+                      "finding": op.finding} for op in step.keep],
+            "findings": list(step.findings),
+            "summary": step.summary,
+            "files": files,
+        })
+    return {"backends": list(view.backends), "steps": steps}
+
+
 def report_payload(view: ReportView) -> dict[str, Any]:
     thresholds: dict[str, dict[str, float | None]] = {}
     for row in view.thresholds:
@@ -68,6 +90,7 @@ def report_payload(view: ReportView) -> dict[str, Any]:
         "thresholds": thresholds,
         "overrides": {row.key: row.value for row in view.overrides},
         "warnings": list(view.warnings),
+        "remedy": _remedy(view.remedy),
     }
 
 

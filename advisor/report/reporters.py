@@ -13,7 +13,7 @@ from markupsafe import Markup
 from ..errors import UsageError
 from ..resources import data_dir
 from .graph_svg import render_graph_svg
-from .markdown import md_code, md_text
+from .markdown import md_code, md_fence, md_text
 from .model import ReportView
 from .payload import render_json
 from .plot import render_svg
@@ -41,7 +41,7 @@ def environment(folder: Path) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(html_text=html_text, ref_link=ref_link, md_code=md_code, md_text=md_text,
-                       oneline=oneline, value=fmt_value)
+                       md_fence=md_fence, oneline=oneline, value=fmt_value)
     return env
 
 

@@ -7,6 +7,7 @@ Markdown has its own module (markdown.py); txt is plain.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -111,3 +112,8 @@ def ref_link(value: Any) -> Markup:
     if re.fullmatch(r"https?://[^\s<>\"']+", text):
         return Markup('<a href="{0}">{0}</a>').format(text)
     return html_text(text)
+
+
+def data_uri(text: str) -> str:
+    """``text`` as a data: URI (base64, so no character of it can mean anything in an attribute)."""
+    return "data:text/plain;charset=utf-8;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")

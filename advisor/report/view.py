@@ -9,6 +9,8 @@ from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, render_advice
 from ..diagnosis import Diagnosis, Finding
 from ..errors import UsageError
+from ..remedy import Remedy
+from ..remedy.model import setting_text
 from .labels import data_label, labels_for
 from .model import (
     CONSISTENT,
@@ -17,14 +19,21 @@ from .model import (
     FindingGroup,
     FindingView,
     FixView,
+    KeptOpView,
     PackView,
+    RemedyFileView,
+    RemedyStepView,
+    RemedyView,
     ReportView,
     Row,
     ThresholdRow,
 )
 from .plot import Marker, MarkerRole
-from .text import fmt_confidence, fmt_value, json_safe
+from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
+
+REMEDY_FOLDER = "remedy"
+_SYNTAX = {"py": "python", "sh": "sh", "json": "json"}   # file extension -> Markdown fence language
 
 
 def check_language(lang: str) -> None:
@@ -68,6 +77,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         series=diagnosis.series,
         markers=_markers(groups),
         neighbourhood=diagnosis.neighbourhood,
+        remedy=_remedy_view(diagnosis.remedy, views, labels, lang),
     )
 
 
@@ -178,3 +188,39 @@ def _markers(groups: tuple[FindingGroup, ...]) -> tuple[Marker, ...]:
     return tuple(Marker(index=view.index, role=role,
                         label=f"{view.title} — {view.location}" if view.location else view.title)
                  for view, role in marked if view.index is not None)
+
+
+def _remedy_view(remedy: Remedy | None, views: Mapping[str, FindingView], labels: Mapping[str, str],
+                 lang: str) -> RemedyView | None:
+    if remedy is None:
+        return None
+    steps = []
+    answered: set[str] = set()
+    for step in remedy.steps:
+        folder = f"{REMEDY_FOLDER}/step{step.step}"
+        files = tuple(RemedyFileView(backend, BACKENDS[backend][lang], name, f"{folder}/{backend}/{name}",
+                                     f"step{step.step}-{backend}-{name}", _SYNTAX.get(name.rpartition(".")[2], "text"),
+                                     text, data_uri(text))
+                      for backend in remedy.backends for name, text in step.files.get(backend, {}).items())
+        added = [views[f] for f in step.findings if f not in answered and f in views]
+        answered.update(step.findings)
+        steps.append(RemedyStepView(
+            step=step.step,
+            title=labels["remedy.step"].format(n=step.step),
+            summary=step.summary.get(lang) or step.summary.get("en", ""),
+            settings=tuple(Row(knob, data_label(labels, "knob", knob), json_safe(value), setting_text(value))
+                           for knob, value in step.settings.items()),
+            keep=tuple(KeptOpView(op.op, op.golden, op.op_type, op.precision, op.finding) for op in step.keep),
+            findings=step.findings,
+            reasons=tuple(_reason(view, labels) for view in added),
+            folder=folder,
+            files=files,
+        ))
+    return RemedyView(backends=remedy.backends, backend_labels=tuple(BACKENDS[b][lang] for b in remedy.backends),
+                      steps=tuple(steps), folder=REMEDY_FOLDER, readme=f"{REMEDY_FOLDER}/README.md")
+
+
+def _reason(view: FindingView, labels: Mapping[str, str]) -> str:
+    """Why a step is there: the finding it answers, where, and its evidence."""
+    where = f" — {view.location}" if view.location else ""
+    return f"{view.title}{where}{labels['colon']} {view.evidence}" if view.evidence else f"{view.title}{where}"

@@ -104,6 +104,18 @@ def test_narrowing_cast_before_the_first_entry(tmp_path):
     assert "narrowing_cast" not in op_fact(facts_for(tmp_path, rows), 2)   # graph facts need --graph
 
 
+def test_a_narrowing_cast_in_a_consistent_network_is_before_nothing(tmp_path):
+    """With no op where error enters, no Cast is "before the first entry" (a clean FP16 build casts
+    its input too, and nothing is wrong with it)."""
+    rows = [row(0, "Data", "input", "output", 1.0, dtype="DT_FLOAT"),
+            row(1, "Cast", "Cast_1", "input", 1.0, dtype="DT_FLOAT"), row(1, "Cast", "Cast_1", "output", 1.0),
+            row(2, "Conv2D", "Conv_2", "input", 1.0), row(2, "Conv2D", "Conv_2", "output", 1.0),
+            row(3, "NaN", "Node_Output", "output", 1.0, golden="out.npy")]
+    graph = target_graph(node("input", "Data"), node("Cast_1", "Cast", "input"), node("Conv_2", "Conv2D", "Cast_1"))
+    ops = facts_for(tmp_path, rows, graph=graph).ops
+    assert bool(ops.loc[1, "narrowing_cast"]) and not ops["before_first_entry"].any()
+
+
 def test_unmatched_ops_are_counted(tmp_path):
     rows = [row(0, "Data", "input", "output", 1.0),
             '1,Cast,trans_Cast_0,DT_FLOAT16,0x0,*,NaN,trans_Cast_0:output:0,"[1,8]",NO,NaN,NaN,NaN,NaN',

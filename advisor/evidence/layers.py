@@ -1,0 +1,388 @@
+"""``layer`` facts: one per quantised layer, with the evidence the quantisation rules judge.
+
+For every layer the build quantises (the layers its config names, else every Conv/MatMul/Gemm of
+an int8 build) a fact holds:
+
+- what the comparison observed: the layer's output error and its *own* share of it (output error
+  minus the error its inputs already carried: a layer is ranked by what it adds, not by what it
+  inherits), and its rank among the quantised layers by that share;
+- weight statistics from the ONNX model (``--graph``), or from the golden dump of its weight input:
+  per-output-channel ranges and their spread, asymmetry, outliers;
+- activation statistics from the golden dump of its input (``--dumps``): one-sided (after ReLU,
+  Softmax...), offset, outliers, saturation of the calibrated range; without dumps, whether the
+  producing op's type makes it one-sided;
+- a simulation: the layer recomputed from its golden input with weights and input quantised the
+  way the config says, and the alternative ways (per-channel weights, asymmetric activations,
+  percentile calibration), each scored by cosine, relative distance and SQNR against the float
+  result. With no golden input the weights alone are compared. ``sim_share`` is how much of the
+  observed own error the configured quantisation reproduces: near 1, quantisation explains it
+  (raise that layer's precision or change the setting); near 0, the target adds error the
+  quantisation does not explain (a backend problem: the vendor's triage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..facts.builder import clean_fact
+from ..facts.catalogs import load_catalog, op_type_of_name
+from ..facts.thresholds import Thresholds
+from ..graph.model import Graph, Node
+from ..graph.weights import channel_axes
+from .quant import (
+    DEFAULT_PERCENTILE,
+    Scheme,
+    activation_stats,
+    cosine,
+    fake_quantize,
+    relative_distance,
+    sqnr_db,
+    weight_quant_stats,
+)
+from .quant_config import QuantSettings
+
+#: op types (lower case, both the ONNX and the Ascend/Cambricon spelling) an int8 build quantises.
+QUANTISABLE = frozenset({
+    "conv", "conv2d", "conv3d", "convolution", "depthwiseconv2d", "depthwiseconv2dnative", "convtranspose",
+    "conv2dtranspose", "deconvolution", "matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "gemm",
+    "fullyconnected", "innerproduct", "linear",
+})
+#: op types whose output is never negative: symmetric int8 wastes half its codes on it.
+ONE_SIDED = frozenset({"relu", "relu6", "softmax", "softmaxv2", "sigmoid", "hardsigmoid", "abs", "exp",
+                       "sqrt", "softplus", "reducemax"})
+MAX_LAYERS = 32               # layer facts per run: the worst by own error, plus every entry point
+VARIANTS = ("config", "per_channel", "asymmetric", "percentile", "minmax")
+
+
+@dataclass
+class LayerInputs:
+    """Where a layer's tensors come from."""
+
+    graph: Graph | None = None
+    model: Path | None = None                       # ONNX file the graph came from (weights)
+    golden_input: Callable[[str, int], np.ndarray | None] | None = None   # (op, slot) -> golden tensor
+
+
+def layer_facts(settings: QuantSettings, ops: pd.DataFrame, thresholds: Thresholds,
+                sources: LayerInputs) -> list[dict[str, Any]]:
+    """The ``layer`` facts of an int8 build (none for a float build: nothing is quantised)."""
+    if not settings.quantized or ops.empty:
+        return []
+    chosen = _quantised_ops(settings, ops)
+    if chosen.empty:
+        return []
+    own = (chosen["out_red"] - chosen["in_red"].fillna(0.0)).clip(lower=0.0)
+    keep = own.fillna(-1.0).nlargest(MAX_LAYERS).index.union(chosen.index[chosen["error_enters"].astype(bool)])
+    weights = _weights(chosen.loc[keep], sources)
+    sensitive = load_catalog("int8_sensitive")
+    facts = []
+    for index in keep:
+        row = chosen.loc[index]
+        fact = _observed(int(index), row, float(own[index]) if pd.notna(own[index]) else None, len(chosen),
+                         thresholds)
+        fact.update(_config_fields(settings))
+        fact.update(_sensitivity(row, sensitive))
+        fact.update(_evidence(row, settings, sources, weights.get(int(index)), fact))
+        fact.update(_fix(fact, weights.get(int(index)), settings))
+        facts.append(fact)
+    _rank(facts)
+    return [clean_fact(fact) for fact in facts]
+
+
+def _rank(facts: list[dict[str, Any]]) -> None:
+    """``contribution``: the error the layer adds on its own. From the simulation when there is one
+    (the layer recomputed from consistent, golden inputs), else from the comparison (output error
+    minus input error). ``own_rank`` 1 is the largest."""
+    for fact in facts:
+        simulated = fact.get("sim_level") == "output"
+        value = fact.get("sim_red_config") if simulated else fact.get("own_red")
+        fact["contribution"] = value
+        fact["contribution_source"] = "simulation" if simulated else "comparison"
+    ordered = sorted(facts, key=lambda f: -(f["contribution"] if f["contribution"] is not None else -1.0))
+    for rank, fact in enumerate(ordered, start=1):
+        fact["own_rank"] = rank
+
+
+def _config_fields(settings: QuantSettings) -> dict[str, Any]:
+    """What the build says about every layer (``cfg_*``), next to what the evidence found."""
+    return {"cfg_weight_granularity": settings.weight_granularity or "per_tensor",
+            "cfg_weight_granularity_stated": settings.weight_granularity is not None,
+            "cfg_activation_algo": "asymmetric" if settings.activation_symmetric is False else "symmetric",
+            "cfg_calibration": settings.calibration or "minmax",
+            "cfg_precision": settings.precision, "cfg_float_precision": settings.float_precision or "float32"}
+
+
+def _sensitivity(row: pd.Series, catalog: dict[str, str]) -> dict[str, Any]:
+    """Whether the op is of a type an int8 build should leave in float (knowledge/ops/int8_sensitive.yaml)."""
+    types = [str(row["op_type"] or "")] + [op_type_of_name(n) for n in str(row["golden_ops"] or "").split(",") if n]
+    for op_type in types:
+        if op_type.lower() in catalog:
+            return {"int8_sensitive": True, "sensitive_type": op_type, "sensitive_reason": catalog[op_type.lower()]}
+    return {"int8_sensitive": False}
+
+
+#: what to change in the build (the generic knobs of advisor.remedy) for each alternative
+SETTING_OF = {"per_channel": "weight_quant_granularity=per_channel",
+              "asymmetric": "activation_quant_algo=asymmetric",
+              "percentile": "activation_calibration=percentile;activation_percentile={percentile:g}",
+              "minmax": "activation_calibration=minmax"}
+
+
+def _fix(fact: dict[str, Any], weight: _Weight | None, settings: QuantSettings) -> dict[str, Any]:
+    """The remedy fields (advisor.remedy reads them from findings): the setting of the best
+    alternative the simulation found, and the layer to keep in float if settings do not suffice."""
+    golden = weight.golden if weight is not None and weight.node is not None else (
+        str(fact["golden_ops"]).split(",")[0] if fact.get("golden_ops") else fact["op"])
+    out = {"fix_keep": fact["op"], "fix_keep_golden": golden, "fix_keep_types": str(fact["op_type"] or ""),
+           "fix_precision": settings.float_precision if settings.float_precision in ("float16", "float32")
+           else "float32"}
+    best = fact.get("best_alternative")
+    if best and fact.get(f"{best}_gain", 0) > 1:
+        out["fix_settings"] = SETTING_OF[best].format(percentile=DEFAULT_PERCENTILE)
+    return out
+
+
+def _quantised_ops(settings: QuantSettings, ops: pd.DataFrame) -> pd.DataFrame:
+    names = ops["op"].astype(str)
+    golden = ops["golden_ops"].fillna("").astype(str).str.split(",")
+    if settings.layers:
+        listed = set(settings.layers)
+        chosen = names.isin(listed) | golden.map(lambda gs: bool(listed.intersection(gs)))
+    else:
+        chosen = ops["op_type"].fillna("").str.lower().isin(QUANTISABLE)
+    if settings.float_layers:
+        kept = set(settings.float_layers)
+        chosen &= ~(names.isin(kept) | golden.map(lambda gs: bool(kept.intersection(gs))))
+    return ops[chosen.to_numpy(dtype=bool) & ops["out_red"].notna().to_numpy()]
+
+
+def _observed(index: int, row: pd.Series, own: float | None, layers: int, thresholds: Thresholds
+              ) -> dict[str, Any]:
+    limits = thresholds.for_dtype(row["dtype"] if isinstance(row["dtype"], str) else None)
+    return {"id": f"layer:{index}", "fact": "layer", "op": str(row["op"]), "index": index,
+            "op_type": row["op_type"], "golden_ops": row["golden_ops"], "dtype": row["dtype"],
+            "out_cosine": row["out_cosine"], "in_cosine": row["in_cosine"], "out_red": row["out_red"],
+            "in_red": row["in_red"], "out_deviates": bool(row["out_deviates"]),
+            "inputs_agree": bool(row["inputs_agree"]), "error_enters": bool(row["error_enters"]),
+            "own_red": own, "quantised_layers": layers,
+            "red_threshold": limits["relative_euclidean_distance"], "cosine_threshold": limits["cosine"]}
+
+
+# --- weights -----------------------------------------------------------------------------------
+
+@dataclass
+class _Weight:
+    name: str
+    golden: str                   # the golden node holding it
+    array: np.ndarray
+    axis: int                     # output-channel axis
+    node: Node | None
+
+
+def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, _Weight]:
+    """Each chosen layer's weight: an ONNX initializer (``--graph model.onnx``), else its golden dump."""
+    graph = sources.graph
+    found: dict[int, tuple[Node, str]] = {}
+    if graph is not None and graph.format == "onnx":
+        for index, row in chosen.iterrows():
+            node = _golden_node(graph, row)
+            if node is not None and len(node.inputs) > 1 and node.inputs[1].tensor in graph.initializers:
+                found[int(index)] = (node, node.inputs[1].tensor)
+    arrays: dict[str, np.ndarray] = {}
+    if found and sources.model is not None:
+        from ..graph.onnx_file import read_onnx_weights
+        arrays = read_onnx_weights(sources.model, {name for _, name in found.values()})
+    axes = channel_axes(node for node, _ in found.values())
+    weights = {}
+    for index, (node, name) in found.items():
+        if name in arrays and arrays[name].dtype.kind == "f" and arrays[name].ndim >= 2:
+            weights[index] = _Weight(name, node.name, arrays[name], axes.get(name, 0), node)
+    if sources.golden_input is not None:
+        for index, row in chosen.iterrows():
+            if int(index) not in weights:
+                array = sources.golden_input(str(row["op"]), 1)
+                if array is not None and array.ndim >= 2 and array.dtype.kind == "f":
+                    weights[int(index)] = _Weight(f"{row['op']}:input:1", str(row["op"]), array, array.ndim - 1, None)
+    return weights
+
+
+def _golden_node(graph: Graph, row: pd.Series) -> Node | None:
+    names = [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
+    for name in names:
+        if name in graph and graph.node(name).op_type.lower() in QUANTISABLE:
+            return graph.node(name)
+    return None
+
+
+# --- evidence ----------------------------------------------------------------------------------
+
+def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, weight: _Weight | None,
+              observed: dict[str, Any]) -> dict[str, Any]:
+    op = str(row["op"])
+    out: dict[str, Any] = {"has_weights": weight is not None}
+    x = sources.golden_input(op, 0) if sources.golden_input is not None else None
+    out["has_activation"] = x is not None
+    out["weight_only"] = settings.weight_only
+    producer = _producer_type(sources.graph, weight.node if weight else None, row)
+    if producer:
+        out["producer_type"] = producer
+        out["one_sided_by_type"] = producer.lower() in ONE_SIDED
+    if weight is not None:
+        stats = weight_quant_stats(weight.array, weight.axis)
+        out.update(weight=weight.name, w_channels=stats.channels, w_channel_ratio=stats.channel_ratio,
+                   w_channel_ratio_median=stats.channel_ratio_median, w_asymmetry=stats.asymmetry,
+                   w_outlier_ratio=stats.outlier_ratio)
+    tensor = f"{op}:input:0"
+    act_scheme = settings.activation_scheme(tensor) if not settings.weight_only else None
+    if x is not None and act_scheme is not None and x.dtype.kind == "f":
+        calibrated = (act_scheme.low, act_scheme.high) if act_scheme.calibration == "range" else None
+        stats = activation_stats(x, calibrated)
+        out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
+                   a_outlier_ratio=stats.outlier_ratio, a_calibration=act_scheme.describe())
+        if stats.saturation is not None:
+            out["a_saturation"] = stats.saturation
+    sims = _simulate(row, settings, weight, x, act_scheme)
+    if sims:
+        out.update(_scores(sims, observed))
+    return out
+
+
+def _producer_type(graph: Graph | None, node: Node | None, row: pd.Series) -> str | None:
+    if graph is None:
+        return None
+    if node is None:
+        names = [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
+        node = next((graph.node(n) for n in names if n in graph), None)
+    if node is None or not node.inputs or node.inputs[0].source not in graph:
+        return None
+    return graph.node(node.inputs[0].source).op_type
+
+
+def _simulate(row: pd.Series, settings: QuantSettings, weight: _Weight | None, x: np.ndarray | None,
+              act_scheme: Scheme | None) -> dict[str, tuple[np.ndarray, np.ndarray, str]]:
+    """variant -> (float reference, quantised result, what was compared: output or weights)."""
+    w_cfg = settings.weight_scheme()
+    schemes: dict[str, tuple[Scheme | None, Scheme | None]] = {"config": (w_cfg, act_scheme)}
+    if not w_cfg.per_channel and weight is not None and weight.node is not None:
+        schemes["per_channel"] = (Scheme(per_channel=True, symmetric=w_cfg.symmetric), act_scheme)
+    if act_scheme is not None and act_scheme.symmetric:
+        schemes["asymmetric"] = (w_cfg, Scheme(symmetric=False))        # calibrated on this input
+    if act_scheme is not None and act_scheme.calibration != "percentile":
+        schemes["percentile"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric, calibration="percentile"))
+    if act_scheme is not None and act_scheme.calibration != "minmax":
+        schemes["minmax"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric))
+    compute = _layer_function(row, weight)
+    results = {}
+    if x is not None and compute is not None and (weight is not None or act_scheme is not None):
+        w = weight.array if weight is not None else None
+        reference = compute(x, w)
+        for name, (ws, xs) in schemes.items():
+            xq = fake_quantize(x, xs) if xs is not None else x
+            if w is None or ws is None:
+                wq = w
+            elif weight.node is not None:
+                wq = fake_quantize(w, ws, weight.axis)
+            else:   # a dumped second input of a MatMul is an activation, quantised like one
+                wq = fake_quantize(w, settings.activation_scheme(f"{row['op']}:input:1"))
+            results[name] = (reference, compute(xq, wq), "output")
+        return results
+    if weight is not None:   # no golden input: what quantisation does to the weights themselves
+        for name, (ws, _) in schemes.items():
+            if name in ("config", "per_channel") and ws is not None:
+                results[name] = (weight.array, fake_quantize(weight.array, ws, weight.axis), "weights")
+    return results
+
+
+def _scores(sims: dict[str, tuple[np.ndarray, np.ndarray, str]], observed: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, (reference, approx, level) in sims.items():
+        out["sim_level"] = level
+        out[f"sim_cos_{name}"] = cosine(reference, approx)
+        out[f"sim_red_{name}"] = relative_distance(reference, approx)
+        out[f"sim_sqnr_{name}"] = min(sqnr_db(reference, approx), 300.0)
+    base = out["sim_red_config"]
+    threshold = observed["red_threshold"]
+    out["sim_config_deviates"] = bool(base > threshold)
+    alternatives = [n for n in VARIANTS[1:] if f"sim_red_{n}" in out]
+    for name in alternatives:
+        out[f"{name}_gain"] = base / max(out[f"sim_red_{name}"], 1e-12)
+        out[f"{name}_passes"] = bool(out[f"sim_red_{name}"] <= threshold)
+    out["any_alternative_passes"] = any(out[f"{name}_passes"] for name in alternatives)
+    if alternatives:
+        best = min(alternatives, key=lambda n: out[f"sim_red_{n}"])
+        out.update(best_alternative=best, best_alternative_cos=out[f"sim_cos_{best}"], best_gain=out[f"{best}_gain"])
+    own = observed.get("own_red")
+    if level_is_output(out) and own:
+        out["sim_share"] = min(base / own, 10.0)
+    return out
+
+
+def level_is_output(fields: dict[str, Any]) -> bool:
+    return fields.get("sim_level") == "output"
+
+
+# --- the layer's own computation ---------------------------------------------------------------
+
+def _layer_function(row: pd.Series, weight: _Weight | None) -> Callable[[np.ndarray, np.ndarray | None],
+                                                                         np.ndarray] | None:
+    """The float computation of the layer from its input 0 and weight (bias left out: it adds the
+    same to both results and no quantisation error)."""
+    op_type = (weight.node.op_type if weight is not None and weight.node is not None else str(row["op_type"])).lower()
+    attrs = dict(weight.node.attributes) if weight is not None and weight.node is not None else {}
+    if op_type in ("matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "fullyconnected", "linear", "innerproduct"):
+        return lambda x, w: np.matmul(x.astype(np.float64), w.astype(np.float64))
+    if op_type == "gemm":
+        def gemm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+            a = x.astype(np.float64).T if attrs.get("transA") else x.astype(np.float64)
+            b = w.astype(np.float64).T if attrs.get("transB") else w.astype(np.float64)
+            return float(attrs.get("alpha", 1.0)) * (a @ b)
+        return gemm
+    if op_type in ("conv", "conv2d", "convolution") and weight is not None and weight.array.ndim == 4:
+        return lambda x, w: conv2d(x, w, attrs)
+    unary = UNARY.get(op_type)
+    if unary is not None:
+        return lambda x, _: unary(x.astype(np.float64))
+    return None
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    shifted = np.exp(x - x.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+#: int8-sensitive ops of one input the simulation can recompute (over the last axis for Softmax,
+#: the axis every exporter of attention uses)
+UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "softmax": _softmax, "softmaxv2": _softmax, "exp": np.exp, "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+}
+
+
+def conv2d(x: np.ndarray, w: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
+    """ONNX Conv (NCHW, 2-D, groups, strides, pads, dilations) in numpy."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    if x.ndim == 3:
+        x = x[None]
+    strides = tuple(attrs.get("strides", (1, 1)))
+    dilations = tuple(attrs.get("dilations", (1, 1)))
+    pads = tuple(attrs.get("pads", (0, 0, 0, 0)))
+    group = int(attrs.get("group", 1))
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    out_c, in_per_group, kh, kw = w.shape
+    span_h, span_w = (kh - 1) * dilations[0] + 1, (kw - 1) * dilations[1] + 1
+    windows = np.lib.stride_tricks.sliding_window_view(x, (span_h, span_w), axis=(2, 3))
+    windows = windows[:, :, ::strides[0], ::strides[1], ::dilations[0], ::dilations[1]]
+    outs = []
+    per_group_out = out_c // group
+    for g in range(group):
+        xs = windows[:, g * in_per_group:(g + 1) * in_per_group]
+        ws = w[g * per_group_out:(g + 1) * per_group_out]
+        outs.append(np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True))
+    return np.concatenate(outs, axis=1)

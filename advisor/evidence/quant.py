@@ -1,0 +1,160 @@
+"""int8 quantisation re-done in numpy: what a layer's weights and activations lose under the build's
+settings and under the alternatives, measured as SQNR and cosine.
+
+This is the evidence behind the quantisation rules. Instead of "channel ranges differ, per-channel
+is usually better", the advisor quantises the layer's own weights (from the ONNX model) and its own
+golden input (from the dumps) the way the config says and the other ways, and reports what each
+keeps: "per-channel would raise this layer's cosine from 0.93 to 0.999".
+
+Conventions (those of every int8 toolchain the advisor knows: MagicMind, AMCT, TensorRT, ONNX Runtime,
+PyTorch): signed 8-bit codes; symmetric = zero point 0 and scale amax / 127 (codes -127..127 for
+weights, -128..127 for activations); asymmetric = scale (high - low) / 255 with a zero point;
+per-channel = one scale per output channel; a calibration range clips what lies outside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Percentile of |x| the "percentile" calibration keeps (the rest saturates); the value AMCT's IFMR
+#: search and TensorRT's percentile calibrator start from is 99.99 or higher.
+DEFAULT_PERCENTILE = 99.99
+_TINY = 1e-30
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One way of quantising a tensor to int8."""
+
+    per_channel: bool = False
+    symmetric: bool = True
+    calibration: str = "minmax"         # minmax | percentile | range (a fixed calibrated range)
+    percentile: float = DEFAULT_PERCENTILE
+    low: float | None = None            # the calibrated range when calibration == "range"
+    high: float | None = None
+
+    def describe(self) -> str:
+        parts = ["per-channel" if self.per_channel else "per-tensor",
+                 "symmetric" if self.symmetric else "asymmetric"]
+        if self.calibration == "percentile":
+            parts.append(f"{self.percentile:g}th percentile")
+        elif self.calibration == "range" and self.high is not None:
+            parts.append(f"range [{self.low if self.low is not None else -self.high:g}, {self.high:g}]")
+        return " ".join(parts)
+
+
+def fake_quantize(x: np.ndarray, scheme: Scheme, channel_axis: int | None = None) -> np.ndarray:
+    """Quantise to int8 and back (float64), as the int8 kernel sees ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    if scheme.per_channel and channel_axis is not None and x.ndim > 1:
+        moved = np.moveaxis(x, channel_axis, 0)
+        flat = moved.reshape(moved.shape[0], -1)
+        out = np.stack([_quantize_flat(row, scheme) for row in flat])
+        return np.moveaxis(out.reshape(moved.shape), 0, channel_axis)
+    return _quantize_flat(x.reshape(-1), scheme).reshape(x.shape)
+
+
+def _quantize_flat(x: np.ndarray, scheme: Scheme) -> np.ndarray:
+    low, high = calibrated_range(x, scheme)
+    if scheme.symmetric:
+        amax = max(abs(low), abs(high), _TINY)
+        scale = amax / 127.0
+        return np.clip(np.round(x / scale), -128, 127) * scale
+    span = max(high - low, _TINY)
+    scale = span / 255.0
+    zero = np.round(-low / scale) - 128
+    return (np.clip(np.round(x / scale) + zero, -128, 127) - zero) * scale
+
+
+def calibrated_range(x: np.ndarray, scheme: Scheme) -> tuple[float, float]:
+    """(low, high) the scheme's calibration chooses for ``x``."""
+    if scheme.calibration == "range" and scheme.high is not None:
+        high = float(scheme.high)
+        low = float(scheme.low) if scheme.low is not None else -abs(high)
+        return low, high
+    if x.size == 0:
+        return 0.0, 0.0
+    if scheme.calibration == "percentile":
+        if scheme.symmetric:
+            amax = float(np.percentile(np.abs(x), scheme.percentile))
+            return -amax, amax
+        tail = 100.0 - scheme.percentile
+        return float(np.percentile(x, tail)), float(np.percentile(x, scheme.percentile))
+    return float(x.min()), float(x.max())
+
+
+def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
+    """Signal-to-quantisation-noise ratio in dB (inf when identical)."""
+    reference = np.asarray(reference, dtype=np.float64)
+    noise = float(np.sum((reference - np.asarray(approx, dtype=np.float64)) ** 2))
+    signal = float(np.sum(reference ** 2))
+    if noise == 0.0:
+        return float("inf")
+    return 10.0 * np.log10(max(signal, _TINY) / noise)
+
+
+def cosine(reference: np.ndarray, approx: np.ndarray) -> float:
+    a = np.asarray(reference, dtype=np.float64).reshape(-1)
+    b = np.asarray(approx, dtype=np.float64).reshape(-1)
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    if norms == 0.0:
+        return 1.0 if not a.any() and not b.any() else 0.0
+    return float(np.dot(a, b) / norms)
+
+
+def relative_distance(reference: np.ndarray, approx: np.ndarray) -> float:
+    """||approx - reference|| / ||reference|| (msaccucmp's relative Euclidean distance)."""
+    reference = np.asarray(reference, dtype=np.float64)
+    norm = float(np.linalg.norm(reference))
+    return float(np.linalg.norm(np.asarray(approx, dtype=np.float64) - reference)) / max(norm, _TINY)
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WeightStats:
+    channels: int
+    channel_ratio: float        # largest / smallest per-channel max|w|
+    channel_ratio_median: float  # largest / median per-channel max|w|
+    asymmetry: float            # (max + min) / (max - min): 0 centred, +-1 one-sided
+    outlier_ratio: float        # max|w| / 99.9th percentile of |w|
+
+
+def weight_quant_stats(w: np.ndarray, channel_axis: int) -> WeightStats:
+    w = np.asarray(w, dtype=np.float64)
+    other = tuple(a for a in range(w.ndim) if a != channel_axis)
+    ranges = np.abs(w).max(axis=other) if other else np.abs(w)
+    positive = ranges[ranges > 0]
+    smallest = float(positive.min()) if positive.size else _TINY
+    largest = float(ranges.max()) if ranges.size else 0.0
+    median = float(np.median(ranges)) if ranges.size else 0.0
+    low, high = float(w.min()), float(w.max())
+    p999 = float(np.percentile(np.abs(w), 99.9))
+    return WeightStats(channels=int(ranges.size), channel_ratio=largest / smallest,
+                       channel_ratio_median=largest / max(median, _TINY),
+                       asymmetry=(high + low) / max(high - low, _TINY),
+                       outlier_ratio=float(np.abs(w).max()) / max(p999, _TINY))
+
+
+@dataclass(frozen=True)
+class ActivationStats:
+    low: float
+    high: float
+    one_sided: bool             # never negative (after ReLU, Softmax, Sigmoid...)
+    offset: float               # (high + low) / (high - low): the range's centre, in half-ranges
+    outlier_ratio: float        # max|x| / 99.99th percentile of |x|
+    saturation: float | None    # share of values outside the calibrated range (None: no range known)
+
+
+def activation_stats(x: np.ndarray, calibrated: tuple[float, float] | None = None) -> ActivationStats:
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    low, high = float(x.min()), float(x.max())
+    p = float(np.percentile(np.abs(x), DEFAULT_PERCENTILE))
+    saturation = None
+    if calibrated is not None:
+        saturation = float(np.mean((x < calibrated[0]) | (x > calibrated[1])))
+    return ActivationStats(low=low, high=high, one_sided=low >= 0.0,
+                           offset=(high + low) / max(high - low, _TINY),
+                           outlier_ratio=max(abs(low), abs(high)) / max(p, _TINY), saturation=saturation)
