@@ -636,16 +636,22 @@ def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.n
 def _keep_fp32(ops: pd.DataFrame, position: int) -> list[str]:
     """What to keep in FP32 for an overflow starting at ``position``: the op itself and the
     FP16-sensitive ops after it whose outputs are still out of range (a LayerNorm's Pow overflows,
-    then its ReduceMean, Sqrt and Div see inf). Golden op names where known, since keep-dtype lists
-    name the original model's ops. Only what the comparison shows overflowing, smallest set first."""
+    then its ReduceMean, Sqrt and Div see inf), and the sensitive op that then reads the
+    out-of-range values back in (a Softmax after logits past 65504: kept in FP16, its input would
+    be cast back and saturate again). Golden op names where known, since keep-dtype lists name the
+    original model's ops. Only what the comparison shows overflowing, smallest set first."""
+    def keep(op: pd.Series) -> None:
+        golden = op["sensitive_golden"]
+        names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
+
     names: list[str] = []
     for offset, (_, op) in enumerate(ops.iloc[position: position + KEEP_FP32_SPAN].iterrows()):
         if offset and not op["out_overflow"]:
+            if op["in_overflow"] and op["fp16_sensitive"]:
+                keep(op)
             break
-        if offset and not op["fp16_sensitive"]:
-            continue
-        golden = op["sensitive_golden"]
-        names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
+        if not offset or op["fp16_sensitive"]:
+            keep(op)
     return list(dict.fromkeys(names))
 
 

@@ -15,6 +15,12 @@ uses weights rounded to the policy dtype, computes in float32 (as cube/vector un
 and rounds its output once. Rounding to float16 turns values beyond 65504 into ``inf``, as real FP16
 does. Intermediate values inside a fused op are not rounded. A :class:`~faults.Fault` may change
 the fed input or any op's computation.
+
+Per-op precision (a remedy's "keep this op in FP32", :meth:`Fault.kept_precision`): a kept op
+computes with float32 weights on its inputs as stored and stores its output unrounded (DT_FLOAT);
+an op running in the policy dtype that reads such a float32 tensor casts it first, as the Cast an
+offline compiler inserts after a kept op would (no extra row: op indices stay those of the
+unremedied run).
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from benchmarks.scenarios.graph import GoldenGraph, GoldenOp
 
 if TYPE_CHECKING:  # faults imports this module
     from benchmarks.scenarios.faults import Fault
+
+FP16_MAX = 65504.0
 
 
 @dataclass(frozen=True)
@@ -196,11 +204,19 @@ OpOverride = Callable[[GoldenOp, list[torch.Tensor], nn.Module | None], torch.Te
 
 @dataclass
 class OpContext:
-    """What a fault sees of one compute op while the target runs."""
+    """What a fault sees of one compute op while the target runs.
+
+    ``precision``: the dtype the op computes and stores in (the policy's, or float32 when kept).
+    ``calibration``: the float32 values of the op's inputs on the calibration data, what a
+    post-training quantiser records to choose a range (here the golden run's tensors, when the
+    emulator was given them; None otherwise).
+    """
 
     op: TargetOp
     inputs: list[torch.Tensor]                 # external inputs as read from device memory
     _execute: Callable[[list[torch.Tensor], dict[str, OpOverride]], torch.Tensor]
+    precision: Precision = field(default_factory=lambda: PRECISIONS["fp32"])
+    calibration: list[torch.Tensor] | None = None
 
     def run(self, inputs: list[torch.Tensor] | None = None,
             overrides: dict[str, OpOverride] | None = None) -> torch.Tensor:
@@ -209,17 +225,26 @@ class OpContext:
 
 
 class Emulator:
-    """Runs a :class:`TargetPlan` under a precision policy, letting a fault intervene."""
+    """Runs a :class:`TargetPlan` under a precision policy, letting a fault intervene.
 
-    def __init__(self, graph: GoldenGraph, plan: TargetPlan, precision: Precision) -> None:
+    ``calibration``: golden tensors by name, handed to faults as the calibration activations of
+    each op's inputs (:attr:`OpContext.calibration`).
+    """
+
+    def __init__(self, graph: GoldenGraph, plan: TargetPlan, precision: Precision,
+                 calibration: dict[str, torch.Tensor] | None = None) -> None:
         self.graph, self.plan, self.precision = graph, plan, precision
+        self.calibration = calibration
         self._modules: dict[str, nn.Module] = {}
         self.constants = {k: precision.round(v) for k, v in graph.constants.items()}
 
-    def rounded_module(self, op: GoldenOp) -> nn.Module | None:
-        """A copy of the op's module with floating parameters and buffers rounded to the policy."""
+    def rounded_module(self, op: GoldenOp, precision: Precision | None = None) -> nn.Module | None:
+        """A copy of the op's module with floating parameters and buffers rounded to the policy
+        (the original module when ``precision`` is float32: a kept op reads float32 weights)."""
         if op.module is None:
             return None
+        if precision is not None and precision.torch_dtype == torch.float32:
+            return op.module
         if op.name not in self._modules:
             module = copy.deepcopy(op.module)
             with torch.no_grad():
@@ -230,23 +255,32 @@ class Emulator:
         return self._modules[op.name]
 
     def _execute_group(self, top: TargetOp, inputs: list[torch.Tensor],
-                       overrides: dict[str, OpOverride]) -> torch.Tensor:
+                       overrides: dict[str, OpOverride], precision: Precision | None = None) -> torch.Tensor:
         values = dict(zip(top.inputs, inputs, strict=True))
         by_node: dict[str, torch.Tensor] = {}
         tensor_to_node = {t: n for n, t in self.graph.node_to_tensor.items()}
         for name, value in values.items():
             by_node[tensor_to_node[name]] = value
         out = None
+        full = precision is not None and precision.torch_dtype == torch.float32
+        constants = self.graph.constants if full else self.constants
         for golden_name in top.golden_ops:
             op = self.graph.op(golden_name)
-            module = self.rounded_module(op)
+            module = self.rounded_module(op, precision)
             if golden_name in overrides:
                 args = [by_node[tensor_to_node[t]] for t in op.inputs]
                 out = overrides[golden_name](op, args, module)
             else:
-                out = op.evaluate(by_node, module=module, constants=self.constants)
+                out = op.evaluate(by_node, module=module, constants=constants)
             by_node[op.node.name] = out
         return out
+
+    def op_precision(self, op: TargetOp, fault: Fault | None) -> Precision:
+        """The dtype ``op`` computes and stores in: the policy's, or float32 when the fault's
+        remedy keeps it there (:meth:`Fault.kept_precision`)."""
+        if fault is not None and fault.kept_precision(op) == "float32":
+            return PRECISIONS["fp32"]
+        return self.precision
 
     def run(self, feeds: dict[str, torch.Tensor], fault: Fault | None = None) -> TargetRun:
         """Execute every target op on ``feeds`` (the inputs the target was really given)."""
@@ -256,28 +290,45 @@ class Emulator:
         with torch.no_grad():
             for top in self.plan.ops:
                 read = [env[t] for t in top.inputs]
-                record.inputs[top.name] = [RecordedTensor(t, _to_numpy(v, dtypes[t]), dtypes[t])
-                                           for t, v in zip(top.inputs, read, strict=True)]
+                read_dtypes = [dtypes[t] for t in top.inputs]
+                precision = self.op_precision(top, fault) if top.role == "compute" else self.precision
+                if top.role == "compute" and precision.name != "fp32":
+                    # A float32 tensor stored by a kept op: the compiler's inserted Cast rounds it.
+                    cast = [d == "DT_FLOAT" and v.is_floating_point() for v, d in zip(read, read_dtypes, strict=True)]
+                    read = [_cast(v, precision, fault) if c else v for v, c in zip(read, cast, strict=True)]
+                    read_dtypes = [precision.ge_dtype if c else d for d, c in zip(read_dtypes, cast, strict=True)]
+                record.inputs[top.name] = [RecordedTensor(t, _to_numpy(v, d), d)
+                                           for t, v, d in zip(top.inputs, read, read_dtypes, strict=True)]
                 if top.role == "data":
                     value = feeds[top.name]
                     dtype = "DT_FLOAT" if value.is_floating_point() else _ge_int(value)
                 elif top.role == "trans" and top.op_type == "Cast":
-                    to_device = dtypes[top.output] == "DT_FLOAT"
+                    to_device = top.output in self.graph.inputs        # else: device -> float32 output
                     value = self.precision.round(read[0]) if to_device else read[0]
                     dtype = self.precision.ge_dtype if to_device else "DT_FLOAT"
                 elif top.role == "trans":
                     value, dtype = read[0], dtypes[top.output]
                 else:
-                    context = OpContext(top, read, lambda i, o, top=top: self._execute_group(top, i, o))
+                    calibration = ([self.calibration[t] for t in top.inputs]
+                                   if self.calibration is not None else None)
+                    context = OpContext(top, read, lambda i, o, top=top, p=precision: self._execute_group(top, i, o, p),
+                                        precision, calibration)
                     raw = fault.run_op(context) if fault is not None else context.run()
-                    value = self.precision.round(raw) if raw.is_floating_point() else raw
-                    dtype = self.precision.ge_dtype if raw.is_floating_point() else _ge_int(raw)
+                    value = precision.round(raw) if raw.is_floating_point() else raw
+                    dtype = precision.ge_dtype if raw.is_floating_point() else _ge_int(raw)
                 env[top.output], dtypes[top.output] = value, dtype
                 record.outputs[top.name] = [RecordedTensor(top.output, _to_numpy(value, dtype), dtype)]
         for tensor in self.plan.outputs:
             record.final[tensor] = RecordedTensor(tensor, _to_numpy(env[tensor], dtypes[tensor]),
                                                   dtypes[tensor])
         return record
+
+
+def _cast(value: torch.Tensor, precision: Precision, fault: Fault | None) -> torch.Tensor:
+    """A float32 tensor cast to the policy dtype; in saturation mode FP16 clamps at +-65504."""
+    if fault is not None and fault.saturates() and precision.torch_dtype == torch.float16:
+        value = value.clamp(-FP16_MAX, FP16_MAX)
+    return precision.round(value)
 
 
 def _ge_int(value: torch.Tensor) -> str:

@@ -4,20 +4,64 @@ A fault may change what the target is fed (:meth:`Fault.target_feeds`), change h
 computes (:meth:`Fault.run_op`), and says where the root cause is (:meth:`Fault.locate`) and which
 build knobs a user would have set (:attr:`Fault.build_knobs`). ``kind`` is the true root-cause kind
 written to ``label.json``.
+
+Remedies: :func:`apply_remedy` turns a fault into the same deployment rebuilt with an advisor
+remedy step (``report.json`` ``remedy.steps[i]``: generic build ``settings`` and ops to ``keep`` out
+of the quantised / FP16 path). Each fault class applies the settings it involves
+(:meth:`Fault.remedied`); every fault honours ``keep`` (:attr:`Fault.keep`). :meth:`Fault.fixed`,
+the label's counterfactual, is the particular remedy :attr:`Fault.fix_settings`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmarks.scenarios.emulation import OpContext, OpOverride, TargetOp, TargetPlan, TargetRun
+from benchmarks.scenarios.emulation import FP16_MAX, OpContext, OpOverride, TargetOp, TargetPlan, TargetRun
 
-FP16_MAX = 65504.0
+#: The generic remedy knobs (report.json ``remedy.steps[].settings``) and the values they take.
+#: ``activation_percentile`` is a number (0-100]; the others are listed.
+REMEDY_KNOBS: dict[str, tuple[Any, ...] | None] = {
+    "weight_quant_granularity": ("per_tensor", "per_channel"),
+    "weight_quant_symmetric": (True, False),
+    "activation_quant_algo": ("symmetric", "asymmetric"),
+    "activation_calibration": ("minmax", "percentile", "kl", "mse"),
+    "activation_percentile": None,
+}
+KEEP_PRECISIONS = ("float16", "float32")
+
+
+@dataclass(frozen=True)
+class Keep:
+    """One op a remedy keeps out of the quantised / FP16 path (a ``remedy.steps[].keep`` item).
+
+    It matches a target op by name (``op``) or by any of the original model's op names it was
+    built from (``golden``). ``precision``: ``float16`` runs the op in the run's normal policy
+    without quantisation; ``float32`` also computes and stores it unrounded (the emulator's
+    per-op precision, :meth:`Emulator.op_precision`).
+    """
+
+    op: str | None = None
+    golden: tuple[str, ...] = ()
+    precision: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.precision not in KEEP_PRECISIONS:
+            raise ValueError(f"keep precision must be one of {KEEP_PRECISIONS}, not {self.precision!r}")
+
+    @classmethod
+    def from_report(cls, item: Mapping[str, Any]) -> Keep:
+        """From a report.json keep item: ``{"op", "golden", "op_type", "precision", "finding"}``."""
+        return cls(op=item.get("op"), golden=tuple(item.get("golden") or ()),
+                   precision=item.get("precision") or "float32")
+
+    def matches(self, op: TargetOp) -> bool:
+        return op.name == self.op or any(g in op.golden_ops for g in self.golden)
 
 
 @dataclass
@@ -27,6 +71,10 @@ class Fault:
     kind: str = "consistent"
     description: str = "no fault: only the precision policy differs from the golden run"
     build_knobs: dict = field(default_factory=dict)
+    keep: tuple[Keep, ...] = ()             # ops a remedy keeps out of quantisation / FP16
+
+    #: The remedy settings that fix this fault's root cause (what the label claims as its fix).
+    fix_settings: ClassVar[dict[str, Any]] = {}
 
     def target_feeds(self, feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return feeds
@@ -54,10 +102,41 @@ class Fault:
         """Problems with the fault's own mechanism in this run (empty when it is what it claims)."""
         return []
 
+    def saturates(self) -> bool:
+        """The device runs in saturation mode: FP16 overflow clamps at +-65504 instead of giving
+        inf (the emulator's cast of a float32 tensor into FP16 clamps too)."""
+        return False
+
     def fixed(self) -> Fault | None:
-        """The same deployment with the root cause fixed (per-channel instead of per-tensor...), when
-        the label claims a fix: the generator checks that the labelled op then agrees."""
-        return None
+        """The same deployment with the root cause fixed (:attr:`fix_settings`: per-channel instead
+        of per-tensor...), when the label claims a fix and the fault is not fixed already: the
+        generator checks that the labelled op then agrees."""
+        if not self.fix_settings:
+            return None
+        fixed = self.remedied(self.fix_settings)
+        return None if fixed is self else fixed
+
+    # --- remedies ---------------------------------------------------------------------------
+
+    def remedied(self, settings: Mapping[str, Any]) -> Fault:
+        """This fault rebuilt with the generic ``settings`` (knob -> value); ``self`` when none of
+        them changes it (settings a fault does not involve leave it as it is)."""
+        return self
+
+    def with_keep(self, keep: Iterable[Keep]) -> Fault:
+        """This fault with more ops kept out of the quantised / FP16 path."""
+        keep = tuple(keep)
+        return replace(self, keep=self.keep + keep) if keep else self
+
+    def kept(self, op: TargetOp) -> Keep | None:
+        """The keep item matching ``op`` (the float32 one when several do)."""
+        matching = [k for k in self.keep if k.matches(op)]
+        return max(matching, key=lambda k: k.precision == "float32") if matching else None
+
+    def kept_precision(self, op: TargetOp) -> str | None:
+        """``float32``/``float16`` when a remedy keeps ``op``, else None (the policy)."""
+        kept = self.kept(op)
+        return kept.precision if kept is not None else None
 
 
 @dataclass(frozen=True)
@@ -148,25 +227,40 @@ class WeightQuantFault(OpFault):
     weight: torch.Tensor | None = None
     per_tensor: bool = True
     channel_axis: int = -1
+    symmetric: bool = True
+
+    fix_settings: ClassVar[dict[str, Any]] = {"weight_quant_granularity": "per_channel"}
 
     def __post_init__(self) -> None:
-        quantised = int8_weights(self.weight.detach(), self.per_tensor, self.channel_axis)
+        quantised = int8_weights(self.weight.detach(), self.per_tensor, self.channel_axis, self.symmetric)
 
         def override(op, args, module) -> torch.Tensor:
             return args[0] @ quantised
         self.override = override
 
-    def fixed(self) -> Fault | None:
-        return replace(self, per_tensor=False) if self.per_tensor else None
+    def touches(self, op: TargetOp) -> bool:
+        """A kept op runs with its float weights (no int8 kernel)."""
+        return super().touches(op) and self.kept(op) is None
+
+    def remedied(self, settings: Mapping[str, Any]) -> Fault:
+        granularity = settings.get("weight_quant_granularity")
+        per_tensor = self.per_tensor if granularity is None else granularity == "per_tensor"
+        symmetric = settings.get("weight_quant_symmetric", self.symmetric)
+        if (per_tensor, symmetric) == (self.per_tensor, self.symmetric):
+            return self
+        return replace(self, per_tensor=per_tensor, symmetric=bool(symmetric))
 
 
 @dataclass
 class InputQuantFault(Fault):
     """The ops holding ``golden_ops`` quantise activation input ``slot`` to int8 before computing.
 
-    The range is static, as a post-training calibration fixes it: ``high`` (and ``low``, used only
-    when asymmetric) is what the calibration found. Symmetric: scale = max(|low|, |high|) / 127,
-    zero point 0, so a tensor that is never negative uses only the 128 non-negative codes.
+    The range is static, as a post-training calibration fixes it. ``calibration``: ``fixed`` (the
+    default) uses ``high`` (and ``low``, used only when asymmetric), a range set by hand
+    (``custom_ranges``); ``minmax``, ``percentile`` (at ``percentile``), ``kl`` and ``mse`` choose it
+    from the op's input on the calibration data (:attr:`OpContext.calibration`, the golden
+    activation), see :func:`calibrated_range`. Symmetric: scale = max(|low|, |high|) / 127, zero
+    point 0, so a tensor that is never negative uses only the 128 non-negative codes.
     The first op in execution order is the root cause (where error enters).
     """
 
@@ -175,16 +269,47 @@ class InputQuantFault(Fault):
     symmetric: bool = True
     low: float = 0.0
     high: float = 1.0
+    calibration: str = "fixed"
+    percentile: float = 99.99
+    _ranges: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    fix_settings: ClassVar[dict[str, Any]] = {"activation_quant_algo": "asymmetric"}
 
     def run_op(self, context: OpContext) -> torch.Tensor:
         if not self.touches(context.op):
             return context.run()
         inputs = list(context.inputs)
-        inputs[self.slot] = fake_quant_activation(inputs[self.slot], self.symmetric, self.low, self.high)
+        low, high = self.range_for(context)
+        inputs[self.slot] = fake_quant_activation(inputs[self.slot], self.symmetric, low, high)
         return context.run(inputs=inputs)
 
+    def range_for(self, context: OpContext) -> tuple[float, float]:
+        """The calibrated (low, high) of the quantised input of ``context.op``."""
+        if self.calibration == "fixed":
+            return self.low, self.high
+        if context.op.name not in self._ranges:
+            if context.calibration is None:
+                raise ValueError(f"{self.calibration} calibration needs the calibration activations "
+                                 "(Emulator(..., calibration=golden))")
+            self._ranges[context.op.name] = calibrated_range(
+                context.calibration[self.slot], self.calibration, self.symmetric, self.percentile)
+        return self._ranges[context.op.name]
+
     def touches(self, op: TargetOp) -> bool:
-        return any(g in op.golden_ops for g in self.golden_ops)
+        return any(g in op.golden_ops for g in self.golden_ops) and self.kept(op) is None
+
+    def remedied(self, settings: Mapping[str, Any]) -> Fault:
+        algo = settings.get("activation_quant_algo")
+        changes: dict[str, Any] = {}
+        if algo is not None and (algo == "symmetric") != self.symmetric:
+            changes["symmetric"] = algo == "symmetric"
+        calibration = settings.get("activation_calibration")
+        if calibration is not None and calibration != self.calibration:
+            changes["calibration"] = calibration
+        percentile = settings.get("activation_percentile")
+        if percentile is not None and float(percentile) != self.percentile:
+            changes["percentile"] = float(percentile)
+        return replace(self, **changes) if changes else self
 
     def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
         return next(op.name for op in plan.ops if op.role == "compute" and self.touches(op))
@@ -223,9 +348,13 @@ class OverflowFault(Fault):
 
     def run_op(self, context: OpContext) -> torch.Tensor:
         out = context.run()
-        if self.saturate and out.is_floating_point():
+        # Saturation mode clamps an FP16 result; an op kept in float32 does not overflow.
+        if self.saturate and out.is_floating_point() and context.precision.torch_dtype == torch.float16:
             return out.clamp(-FP16_MAX, FP16_MAX)
         return out
+
+    def saturates(self) -> bool:
+        return self.saturate
 
     def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
         culprit = first_overflow(plan, run)
@@ -275,6 +404,23 @@ class CompositeFault(Fault):
     def harmless_parts(self) -> list[Fault]:
         return [fault for fault, relation in self.others if relation == "harmless"]
 
+    def saturates(self) -> bool:
+        return any(fault.saturates() for fault in self.parts)
+
+    def remedied(self, settings: Mapping[str, Any]) -> Fault:
+        root = self.root.remedied(settings)
+        others = tuple((fault.remedied(settings), relation) for fault, relation in self.others)
+        if root is self.root and all(new is old for (new, _), (old, _) in zip(others, self.others, strict=True)):
+            return self
+        return replace(self, root=root, others=others)
+
+    def with_keep(self, keep: Iterable[Keep]) -> Fault:
+        keep = tuple(keep)
+        if not keep:
+            return self
+        return replace(self, keep=self.keep + keep, root=self.root.with_keep(keep),
+                       others=tuple((fault.with_keep(keep), relation) for fault, relation in self.others))
+
     def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
         return [problem for fault in self.parts for problem in fault.verify(plan, run)]
 
@@ -316,19 +462,26 @@ def prelu_slopes_reversed(op, args, module) -> torch.Tensor:
     return F.prelu(args[0], module.weight.flip(0))
 
 
-def int8_weights(weight: torch.Tensor, per_tensor: bool, channel_axis: int = 0) -> torch.Tensor:
-    """Symmetric int8 quantise-dequantise of a weight tensor (what an int8 kernel multiplies by).
+def int8_weights(weight: torch.Tensor, per_tensor: bool, channel_axis: int = 0,
+                 symmetric: bool = True) -> torch.Tensor:
+    """int8 quantise-dequantise of a weight tensor (what an int8 kernel multiplies by).
 
-    Per-tensor: one scale, max|w| / 127, for the whole tensor. Per-channel: one scale per slice
-    along ``channel_axis`` (the output channels).
+    Per-tensor: one scale for the whole tensor. Per-channel: one scale per slice along
+    ``channel_axis`` (the output channels). Symmetric: scale max|w| / 127, codes -127..127.
+    Asymmetric: scale (max - min) / 255 with a zero point, codes -128..127.
     """
     if per_tensor:
-        scale = weight.abs().max() / 127.0
+        dims = list(range(weight.dim()))
     else:
         dims = [d for d in range(weight.dim()) if d != channel_axis % weight.dim()]
-        scale = weight.abs().amax(dim=dims, keepdim=True) / 127.0
-    scale = scale.clamp_min(1e-12)
-    return torch.clamp(torch.round(weight / scale), -127, 127) * scale
+    if symmetric:
+        scale = (weight.abs().amax(dim=dims, keepdim=True) / 127.0).clamp_min(1e-12)
+        return torch.clamp(torch.round(weight / scale), -127, 127) * scale
+    low = weight.amin(dim=dims, keepdim=True).clamp_max(0.0)
+    high = weight.amax(dim=dims, keepdim=True).clamp_min(0.0)
+    scale = ((high - low) / 255.0).clamp_min(1e-12)
+    zero = torch.round(-low / scale) - 128
+    return (torch.clamp(torch.round(weight / scale) + zero, -128, 127) - zero) * scale
 
 
 def per_tensor_int8_weights(op, args, module) -> torch.Tensor:
@@ -356,3 +509,114 @@ def fake_quant_activation(x: torch.Tensor, symmetric: bool, low: float | None = 
     scale = max(high - low, 1e-12) / 255.0
     zero = round(-low / scale) - 128
     return (torch.clamp(torch.round(x / scale) + zero, -128, 127) - zero) * scale
+
+
+# --- calibration --------------------------------------------------------------------------
+
+def calibrated_range(values: torch.Tensor, method: str, symmetric: bool,
+                     percentile: float = 99.99) -> tuple[float, float]:
+    """The (low, high) range a post-training calibration picks for an activation's int8 codes.
+
+    ``minmax``: the observed min and max. ``percentile``: the ``percentile``-th percentile of |x|
+    (symmetric) or the (100 - p)-th and p-th percentiles (asymmetric), clipping rare outliers.
+    ``kl``: TensorRT's entropy calibration: the clipping threshold of |x| whose 128-level
+    quantised histogram is closest (Kullback-Leibler) to the 2048-bin original. ``mse``: the
+    clipping (a fraction of the min/max range) with the least mean squared quantisation error.
+    """
+    x = values.detach().to(torch.float64).flatten().numpy()
+    x = x[np.isfinite(x)]
+    low, high = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
+    if method == "minmax":
+        return low, high
+    if method == "percentile":
+        if symmetric:
+            amax = float(np.percentile(np.abs(x), percentile))
+            return -amax, amax
+        return float(np.percentile(x, 100.0 - percentile)), float(np.percentile(x, percentile))
+    if method == "kl":
+        threshold = _kl_threshold(np.abs(x))
+        return max(low, -threshold), min(high, threshold)
+    if method == "mse":
+        return _mse_range(torch.from_numpy(x).to(torch.float32), symmetric, low, high)
+    raise ValueError(f"unknown calibration method {method!r}; known: fixed, "
+                     f"{', '.join(REMEDY_KNOBS['activation_calibration'])}")
+
+
+def _kl_threshold(magnitudes: np.ndarray, bins: int = 2048, levels: int = 128) -> float:
+    """TensorRT-style entropy calibration of |x| (returns the clipping threshold)."""
+    amax = float(magnitudes.max()) if len(magnitudes) else 0.0
+    if amax <= 0.0:
+        return 0.0
+    hist, edges = np.histogram(magnitudes, bins=bins, range=(0.0, amax))
+    hist = hist.astype(np.float64)
+    best, best_end = np.inf, bins
+    for end in range(levels, bins + 1):
+        kept = hist[:end]
+        reference = kept.copy()
+        reference[-1] += hist[end:].sum()             # what the clipping folds into the last bin
+        # ``levels`` chunks as np.array_split makes them; each spreads its count over its used bins.
+        small, extra = divmod(end, levels)
+        sizes = np.full(levels, small)
+        sizes[:extra] += 1
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        used = kept > 0
+        sums = np.add.reduceat(kept, starts)
+        counts = np.add.reduceat(used.astype(np.float64), starts)
+        chunk = np.repeat(np.arange(levels), sizes)
+        quantised = np.where(used, sums[chunk] / np.maximum(counts[chunk], 1.0), 0.0)
+        p = reference / reference.sum()
+        q = quantised / max(quantised.sum(), 1e-300)
+        mask = p > 0
+        divergence = float(np.sum(p[mask] * np.log(p[mask] / np.maximum(q[mask], 1e-12))))
+        if divergence < best:
+            best, best_end = divergence, end
+    return float(edges[best_end])
+
+
+def _mse_range(x: torch.Tensor, symmetric: bool, low: float, high: float,
+               steps: int = 100) -> tuple[float, float]:
+    """The clipped range (a fraction f of [low, high]) with the least squared int8 error."""
+    best, chosen = np.inf, (low, high)
+    for fraction in np.linspace(1.0, 0.01, steps):
+        lo, hi = low * fraction, high * fraction
+        error = float(((fake_quant_activation(x, symmetric, lo, hi) - x) ** 2).mean())
+        if error < best:
+            best, chosen = error, (float(lo), float(hi))
+    return chosen
+
+
+# --- remedies -----------------------------------------------------------------------------
+
+def check_settings(settings: Mapping[str, Any]) -> list[str]:
+    """The generic knobs in ``settings`` the emulation does not know (others are ignored by it).
+
+    Raises ValueError on a known knob with a value it cannot take.
+    """
+    unknown = []
+    for knob, value in settings.items():
+        if knob not in REMEDY_KNOBS:
+            unknown.append(knob)
+            continue
+        allowed = REMEDY_KNOBS[knob]
+        if allowed is None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < float(value) <= 100:
+                raise ValueError(f"remedy setting {knob}={value!r}: expected a number in (0, 100]")
+        elif value not in allowed:
+            raise ValueError(f"remedy setting {knob}={value!r}: expected one of {', '.join(map(str, allowed))}")
+    return unknown
+
+
+def apply_remedy(fault: Fault, settings: Mapping[str, Any] | None = None,
+                 keep: Iterable[Keep | Mapping[str, Any]] = ()) -> Fault:
+    """The deployment of ``fault`` rebuilt with a remedy step: ``settings`` (generic knob ->
+    value, :data:`REMEDY_KNOBS`) and ``keep`` (:class:`Keep` items or report.json keep dicts).
+
+    A fault applies the settings it involves (per-channel or asymmetric weights, the activation
+    algorithm and calibration) and leaves the others alone; a kept op is not quantised, and runs
+    in float32 when its precision says so. Knobs the emulation does not know are ignored (see
+    :func:`check_settings`). The result is a new fault; ``fault`` is unchanged.
+    """
+    settings = dict(settings or {})
+    check_settings(settings)
+    keeps = tuple(k if isinstance(k, Keep) else Keep.from_report(k) for k in keep)
+    return fault.remedied(settings).with_keep(keeps)

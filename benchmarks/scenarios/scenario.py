@@ -16,18 +16,21 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from advisor.compare import result_file_name
 from benchmarks.scenarios import checks, dumps
-from benchmarks.scenarios.cases import build_case
+from benchmarks.scenarios.cases import NetworkCase, build_case
 from benchmarks.scenarios.catalog import ScenarioSpec
 from benchmarks.scenarios.compare import write_result
-from benchmarks.scenarios.emulation import PRECISIONS, Emulator, plan_target
-from benchmarks.scenarios.graph import run_golden, trace
+from benchmarks.scenarios.emulation import PRECISIONS, Emulator, Precision, TargetPlan, TargetRun, plan_target
+from benchmarks.scenarios.faults import Fault
+from benchmarks.scenarios.graph import GoldenGraph, run_golden, trace
 
 
 class ScenarioCheckError(AssertionError):
@@ -41,6 +44,91 @@ class Generated:
     result_csv: Path
     label: dict
     problems: list[str]
+    replay: Replay | None = field(default=None, repr=False)    # re-runs the target (remedies)
+
+
+@dataclass
+class Rerun:
+    """The network output of a re-run target, judged as ``advisor run`` judges it.
+
+    ``output_cosine``: the lowest cosine of the network outputs (``Node_Output`` rows), None when
+    not finite. ``op_deviates``: the labelled op's output still deviates (None without a label).
+    """
+
+    output_cosine: float | None
+    output_deviates: bool
+    op_deviates: bool | None
+    judged: checks.Judgement = field(repr=False)
+
+
+@dataclass
+class Replay:
+    """One scenario's network, golden run and target plan kept in memory, to run its target again
+    with another fault (a remedy, a counterfactual) without regenerating the scenario.
+
+    :func:`prepare` builds it exactly as :func:`generate` does; :meth:`judge` writes the re-run's
+    dumps and comparison into a temporary folder (nothing is kept) and judges it.
+    """
+
+    spec: ScenarioSpec
+    case: NetworkCase
+    fault: Fault
+    graph: GoldenGraph
+    golden: dict[str, torch.Tensor]
+    plan: TargetPlan
+    precision: Precision
+    clock: dumps.ScenarioClock
+    label_index: int | None = None
+
+    def locate(self, run: TargetRun) -> str | None:
+        """The labelled op of the scenario's own ``run`` (sets :attr:`label_index`)."""
+        culprit = self.fault.locate(self.plan, run)
+        self.label_index = self.plan.op(culprit).index if culprit else None
+        return culprit
+
+    def run(self, fault: Fault | None = None) -> TargetRun:
+        """The target run with ``fault`` (default: the scenario's own) injected."""
+        fault = self.fault if fault is None else fault
+        emulator = Emulator(self.graph, self.plan, self.precision, calibration=self.golden)
+        return emulator.run(fault.target_feeds(self.case.feeds), fault)
+
+    def judge(self, fault: Fault | None = None) -> checks.Judgement:
+        """Run the target with ``fault`` and judge its comparison (nothing is kept)."""
+        run = self.run(fault)
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = dumps.DumpManifest()
+            manifest.golden = dumps.write_golden(Path(tmp, "golden"), self.graph, self.golden, self.clock)
+            dumps.write_target(Path(tmp, "target"), self.plan, run, self.clock, manifest)
+            return checks.judge(write_result(Path(tmp, _result_name(self.clock)), self.plan, run, manifest))
+
+    def rerun(self, fault: Fault | None = None) -> Rerun:
+        """Network-output cosine and verdicts of the target re-run with ``fault``."""
+        judged = self.judge(fault)
+        cosine = judged.network.get("output_cosine")
+        cosine = float(cosine) if cosine is not None and np.isfinite(cosine) else None
+        op = judged.op(self.label_index) if self.label_index is not None else None
+        return Rerun(cosine, judged.output_deviates, None if op is None else bool(op["out_deviates"]), judged)
+
+
+def prepare(spec: ScenarioSpec) -> Replay:
+    """Build ``spec``'s case, fault, golden run and target plan (no files, no target run)."""
+    torch.manual_seed(spec.seed)
+    case = build_case(spec.network, spec.seed, **spec.case_args)
+    fault = spec.make_fault(case)
+    graph = trace(case.module, list(case.feeds))
+    golden = run_golden(graph, case.feeds)
+    precision = PRECISIONS[spec.precision]
+    plan = plan_target(graph, precision, golden)
+    return Replay(spec, case, fault, graph, golden, plan, precision, dumps.ScenarioClock(spec.seed, spec.name))
+
+
+def rerun(spec: ScenarioSpec, change: Callable[[Fault], Fault]) -> Rerun:
+    """Regenerate ``spec``'s target run with its fault changed by ``change`` (e.g. a remedy,
+    ``lambda f: faults.apply_remedy(f, settings, keep)``) and judge it: network-output cosine vs
+    the golden run, whether it deviates, and whether the labelled op still deviates."""
+    replay = prepare(spec)
+    replay.locate(replay.run())
+    return replay.rerun(change(replay.fault))
 
 
 def build_config(spec: ScenarioSpec, case, fault) -> dict:
@@ -79,21 +167,16 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
     ``dumps_kept``: ``all``, ``inputs`` (only the network-input dumps of both sides, what input
     probes need) or ``none``. ``onnx_max_bytes``: drop model.onnx when larger (0 = never export).
     """
-    torch.manual_seed(spec.seed)
     directory = out_root / spec.name
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
-    case = build_case(spec.network, spec.seed, **spec.case_args)
-    fault = spec.make_fault(case)
-    graph = trace(case.module, list(case.feeds))
-    golden = run_golden(graph, case.feeds)
-    precision = PRECISIONS[spec.precision]
-    plan = plan_target(graph, precision, golden)
-    run = Emulator(graph, plan, precision).run(fault.target_feeds(case.feeds), fault)
-    culprit = fault.locate(plan, run)
+    replay = prepare(spec)
+    case, fault, graph, golden, plan = replay.case, replay.fault, replay.graph, replay.golden, replay.plan
+    run = replay.run()
+    culprit = replay.locate(run)
 
-    clock = dumps.ScenarioClock(spec.seed, spec.name)
+    clock = replay.clock
     manifest = dumps.DumpManifest()
     manifest.golden = dumps.write_golden(directory / "golden", graph, golden, clock)
     dumps.write_target(directory / "target", plan, run, clock, manifest)
@@ -121,51 +204,36 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
     problems = checks.check_signature(result_csv, label, judged) + fault.verify(plan, run)
     label["observed"] = checks.summarise(result_csv, judged)
     if culprit is not None:
-        more, observed = _counterfactuals(fault, label, (case, graph, golden, plan, precision, clock))
+        more, observed = _counterfactuals(fault, label, replay)
         problems += more
         label["observed"].update(observed)
     (directory / "label.json").write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
     _prune_dumps(directory, plan, manifest, dumps_kept)
-    return Generated(spec, directory, result_csv, label, problems)
+    return Generated(spec, directory, result_csv, label, problems, replay)
 
 
-def _judge_alone(part, case, graph, golden, plan, precision, clock) -> checks.Judgement:
-    """Run the target with only ``part`` injected and judge its comparison (nothing is kept)."""
-    run = Emulator(graph, plan, precision).run(part.target_feeds(case.feeds), part)
-    with tempfile.TemporaryDirectory() as tmp:
-        manifest = dumps.DumpManifest()
-        manifest.golden = dumps.write_golden(Path(tmp, "golden"), graph, golden, clock)
-        dumps.write_target(Path(tmp, "target"), plan, run, clock, manifest)
-        return checks.judge(write_result(Path(tmp, _result_name(clock)), plan, run, manifest))
-
-
-def _counterfactuals(fault, label: dict, context: tuple) -> tuple[list[str], dict]:
+def _counterfactuals(fault, label: dict, replay: Replay) -> tuple[list[str], dict]:
     """What the label claims about other runs: each harmless part of a mixture alone leaves the
     network output intact; the fixed deployment (per-channel, asymmetric...) makes the labelled op
     agree. Returns (problems, observations for label.json)."""
     problems: list[str] = []
     observed: dict = {}
     for part in fault.harmless_parts():
-        judged = _judge_alone(part, *context)
+        judged = replay.judge(part)
         observed["harmless_alone_network_output_deviates"] = judged.output_deviates
         if judged.output_deviates:
             problems.append(f"the harmless {part.kind} breaks the network output on its own "
                             f"(cosine {judged.network.get('output_cosine')})")
     fix = fault.fixed()
     if fix is not None:
-        judged = _judge_alone(fix, *context)
+        judged = replay.judge(fix)
         op = judged.op(label["index"])
         observed["with_fix"] = {"op_output_deviates": bool(op["out_deviates"]),
                                 "network_output_deviates": judged.output_deviates}
         if op["out_deviates"]:
-            problems.append(f"with the fix ({type(fix).__name__} {_fix_words(fix)}) {label['op']} still deviates")
+            words = ", ".join(f"{k}={v}" for k, v in fault.fix_settings.items())
+            problems.append(f"with the fix ({type(fix).__name__} {words}) {label['op']} still deviates")
     return problems, observed
-
-
-def _fix_words(fix) -> str:
-    if hasattr(fix, "per_tensor"):
-        return "per-channel"
-    return "asymmetric" if not getattr(fix, "symmetric", True) else ""
 
 
 def _export(graph, golden, path: Path, name: str, max_bytes: int | None) -> None:
