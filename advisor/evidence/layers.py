@@ -23,7 +23,7 @@ an int8 build) a fact holds:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +39,11 @@ from .quant import (
     DEFAULT_PERCENTILE,
     Scheme,
     activation_stats,
+    calibrated_range,
     cosine,
     fake_quantize,
     relative_distance,
+    scale_error,
     sqnr_db,
     weight_quant_stats,
 )
@@ -58,6 +60,10 @@ ONE_SIDED = frozenset({"relu", "relu6", "softmax", "softmaxv2", "sigmoid", "hard
                        "sqrt", "softplus", "reducemax"})
 MAX_LAYERS = 32               # layer facts per run: the worst by own error, plus every entry point
 VARIANTS = ("config", "per_channel", "asymmetric", "percentile", "minmax")
+#: The fix offered for a layer: the first alternative in this order that brings it within its
+#: thresholds (else the one with the smallest error) - the least disruptive change first: weights
+#: only, then the zero point, then the calibration.
+PREFERENCE = ("per_channel", "asymmetric", "minmax", "percentile")
 
 
 @dataclass
@@ -142,9 +148,9 @@ def _fix(fact: dict[str, Any], weight: _Weight | None, settings: QuantSettings) 
     out = {"fix_keep": fact["op"], "fix_keep_golden": golden, "fix_keep_types": str(fact["op_type"] or ""),
            "fix_precision": settings.float_precision if settings.float_precision in ("float16", "float32")
            else "float32"}
-    best = fact.get("best_alternative")
-    if best and fact.get(f"{best}_gain", 0) > 1:
-        out["fix_settings"] = SETTING_OF[best].format(percentile=DEFAULT_PERCENTILE)
+    chosen = fact.get("fix_alternative")
+    if chosen and fact.get("fix_gain", 0) > 1:
+        out["fix_settings"] = SETTING_OF[chosen].format(percentile=DEFAULT_PERCENTILE)
     return out
 
 
@@ -171,7 +177,8 @@ def _observed(index: int, row: pd.Series, own: float | None, layers: int, thresh
             "in_red": row["in_red"], "out_deviates": bool(row["out_deviates"]),
             "inputs_agree": bool(row["inputs_agree"]), "error_enters": bool(row["error_enters"]),
             "own_red": own, "quantised_layers": layers,
-            "red_threshold": limits["relative_euclidean_distance"], "cosine_threshold": limits["cosine"]}
+            "red_threshold": limits["relative_euclidean_distance"], "cosine_threshold": limits["cosine"],
+            "scale_threshold": limits["scale"]}
 
 
 # --- weights -----------------------------------------------------------------------------------
@@ -241,12 +248,13 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
     tensor = f"{op}:input:0"
     act_scheme = settings.activation_scheme(tensor) if not settings.weight_only else None
     if x is not None and act_scheme is not None and x.dtype.kind == "f":
-        calibrated = (act_scheme.low, act_scheme.high) if act_scheme.calibration == "range" else None
+        calibrated = calibrated_range(x, act_scheme)
         stats = activation_stats(x, calibrated)
+        widest = max(abs(stats.low), abs(stats.high))
         out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
-                   a_outlier_ratio=stats.outlier_ratio, a_calibration=act_scheme.describe())
-        if stats.saturation is not None:
-            out["a_saturation"] = stats.saturation
+                   a_outlier_ratio=stats.outlier_ratio, a_calibration=act_scheme.describe(),
+                   a_range_low=calibrated[0], a_range_high=calibrated[1], a_saturation=stats.saturation,
+                   a_range_ratio=max(abs(calibrated[0]), abs(calibrated[1])) / widest if widest else 1.0)
     sims = _simulate(row, settings, weight, x, act_scheme)
     if sims:
         out.update(_scores(sims, observed))
@@ -271,8 +279,9 @@ def _simulate(row: pd.Series, settings: QuantSettings, weight: _Weight | None, x
     schemes: dict[str, tuple[Scheme | None, Scheme | None]] = {"config": (w_cfg, act_scheme)}
     if not w_cfg.per_channel and weight is not None and weight.node is not None:
         schemes["per_channel"] = (Scheme(per_channel=True, symmetric=w_cfg.symmetric), act_scheme)
-    if act_scheme is not None and act_scheme.symmetric:
-        schemes["asymmetric"] = (w_cfg, Scheme(symmetric=False))        # calibrated on this input
+    # Each alternative changes one setting and keeps the others as configured.
+    if act_scheme is not None and act_scheme.symmetric and x is not None:
+        schemes["asymmetric"] = (w_cfg, _asymmetric(act_scheme, x))
     if act_scheme is not None and act_scheme.calibration != "percentile":
         schemes["percentile"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric, calibration="percentile"))
     if act_scheme is not None and act_scheme.calibration != "minmax":
@@ -299,24 +308,40 @@ def _simulate(row: pd.Series, settings: QuantSettings, weight: _Weight | None, x
     return results
 
 
+def _asymmetric(scheme: Scheme, x: np.ndarray) -> Scheme:
+    """``scheme`` with a zero point. The calibration stays; a hand-set range keeps its top and starts
+    no lower than the data does (a symmetric [-1, 1] range for probabilities becomes [0, 1])."""
+    if scheme.calibration == "range" and scheme.high is not None:
+        low = scheme.low if scheme.low is not None else -abs(scheme.high)
+        return Scheme(symmetric=False, calibration="range", low=max(low, float(np.min(x))), high=scheme.high)
+    return replace(scheme, symmetric=False)
+
+
 def _scores(sims: dict[str, tuple[np.ndarray, np.ndarray, str]], observed: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    within: dict[str, bool] = {}
     for name, (reference, approx, level) in sims.items():
         out["sim_level"] = level
         out[f"sim_cos_{name}"] = cosine(reference, approx)
         out[f"sim_red_{name}"] = relative_distance(reference, approx)
         out[f"sim_sqnr_{name}"] = min(sqnr_db(reference, approx), 300.0)
+        scale = scale_error(reference, approx)
+        # judged like the comparison judges the op: cosine, distance and scale against its dtype's limits
+        within[name] = bool(out[f"sim_cos_{name}"] >= observed["cosine_threshold"]
+                            and out[f"sim_red_{name}"] <= observed["red_threshold"]
+                            and scale <= observed["scale_threshold"])
     base = out["sim_red_config"]
-    threshold = observed["red_threshold"]
-    out["sim_config_deviates"] = bool(base > threshold)
+    out["sim_config_deviates"] = not within["config"]
     alternatives = [n for n in VARIANTS[1:] if f"sim_red_{n}" in out]
     for name in alternatives:
         out[f"{name}_gain"] = base / max(out[f"sim_red_{name}"], 1e-12)
-        out[f"{name}_passes"] = bool(out[f"sim_red_{name}"] <= threshold)
+        out[f"{name}_passes"] = within[name]
     out["any_alternative_passes"] = any(out[f"{name}_passes"] for name in alternatives)
     if alternatives:
         best = min(alternatives, key=lambda n: out[f"sim_red_{n}"])
         out.update(best_alternative=best, best_alternative_cos=out[f"sim_cos_{best}"], best_gain=out[f"{best}_gain"])
+        chosen = next((n for n in PREFERENCE if n in alternatives and out[f"{n}_passes"]), best)
+        out.update(fix_alternative=chosen, fix_cos=out[f"sim_cos_{chosen}"], fix_gain=out[f"{chosen}_gain"])
     own = observed.get("own_red")
     if level_is_output(out) and own:
         out["sim_share"] = min(base / own, 10.0)

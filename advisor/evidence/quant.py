@@ -111,6 +111,13 @@ def relative_distance(reference: np.ndarray, approx: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(approx, dtype=np.float64) - reference)) / max(norm, _TINY)
 
 
+def scale_error(reference: np.ndarray, approx: np.ndarray) -> float:
+    """| rms(approx) / rms(reference) - 1 |: the scale check of the thresholds (cosine is blind to it)."""
+    rms_ref = float(np.sqrt(np.mean(np.asarray(reference, dtype=np.float64) ** 2)))
+    rms = float(np.sqrt(np.mean(np.asarray(approx, dtype=np.float64) ** 2)))
+    return abs(rms / rms_ref - 1.0) if rms_ref > _TINY else 0.0
+
+
 # --- statistics ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from benchmarks.scenarios.cases import NetworkCase
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
     "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
-    "quant_per_tensor", "quant_symmetric", "mixed_input_overflow", "mixed_overflow_problem",
+    "quant_per_tensor", "quant_symmetric", "quant_calibration", "mixed_input_overflow", "mixed_overflow_problem",
     "mixed_spd_problem",
 )
 
@@ -193,6 +193,24 @@ def symmetric_attention_probabilities(blocks: tuple[int, ...]) -> Callable:
     return make
 
 
+def clipped_down_projection_input(block: int, percentile: float) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        op = _projection_op(case, f"blocks.{block}.w2")
+        return faults.CalibrationFault(
+            kind="quant_calibration", golden_ops=(op,), slot=0, symmetric=True, calibration="percentile",
+            percentile=percentile,
+            description=(f"block {block}'s MLP down-projection quantises its input (the GELU activations) to "
+                         f"symmetric int8 with a range calibrated at the {percentile:g}th percentile of |x| on "
+                         "the calibration data: the largest activations, which carry much of the layer's "
+                         "output, are clipped; min/max calibration keeps them"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
+                "activation_quant_algo": "symmetric"},
+                "quantized_layers": [op],
+                "calibration": {"algorithm": "percentile", "percentile": percentile}})
+    return make
+
+
 def pcm_not_normalised(mode: str) -> Callable:
     words = {"none_int16": "16-bit PCM sample values (+-32768 scale) without torchcrepe's per-frame "
                            "normalisation",
@@ -307,6 +325,9 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     *(ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8", seed,
                    symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 160})
       for seed in (0, 1, 2)),
+    *(ScenarioSpec("quant_calibration", "byte_transformer", f"percentile_{pct:g}_b{block}", seed,
+                   clipped_down_projection_input(block, pct))
+      for block, pct, seed in ((1, 95.0, 0), (0, 95.0, 1), (1, 97.0, 2))),
     # Mixtures: one root cause and a second finding it explains, or a harmless earlier one.
     ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_int16", 0, pcm_not_normalised("none_int16")),
     ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_centred", 1, pcm_not_normalised("centre_int16")),

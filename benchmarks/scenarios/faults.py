@@ -329,6 +329,29 @@ class InputQuantFault(Fault):
 
 
 @dataclass
+class CalibrationFault(InputQuantFault):
+    """:class:`InputQuantFault` whose range a calibration chose badly: too narrow a percentile clips
+    the input's largest values. The fix is min/max calibration (keep the whole range)."""
+
+    fix_settings: ClassVar[dict[str, Any]] = {"activation_calibration": "minmax"}
+
+    def fixed(self) -> Fault | None:
+        return Fault.fixed(self)
+
+    def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
+        """A calibration fault clips: check that part of the quantised input lies outside its range."""
+        problems = []
+        for op in plan.ops:
+            if op.role == "compute" and self.touches(op):
+                value = run.inputs[op.name][self.slot].value
+                low, high = self._ranges.get(op.name, (self.low, self.high))
+                clipped = float(np.mean((value < low) | (value > high)))
+                if clipped < 0.001:
+                    problems.append(f"{op.name}: the calibrated range clips only {clipped:.4%} of the input")
+        return problems
+
+
+@dataclass
 class OverflowFault(Fault):
     """No injected computation: the network's own large activations overflow float16.
 
