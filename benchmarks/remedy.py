@@ -3,8 +3,8 @@
 ``python -m benchmarks.remedy [--out DIR] [--seed N] [--families FAMILY...] [--subprocess] [--json OUT]``
 
 For every scenario of the quantisation families (``quant_per_tensor``, ``quant_symmetric``,
-``quant_calibration``) and the FP16 families (``fp16_overflow``, ``mixed_overflow_problem``) of
-``benchmarks/scenarios/catalog.py``:
+``quant_calibration``, ``quant_precision_limit``) and the FP16 families (``fp16_overflow``,
+``mixed_overflow_problem``) of ``benchmarks/scenarios/catalog.py``:
 
 1. generate it (all dumps and ``model.onnx``, as ``python -m benchmarks.scenarios --dumps all``);
 2. run the advisor as a user would::
@@ -44,8 +44,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-FAMILIES: tuple[str, ...] = ("quant_per_tensor", "quant_symmetric", "quant_calibration", "fp16_overflow",
-                             "mixed_overflow_problem")
+FAMILIES: tuple[str, ...] = ("quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit",
+                             "fp16_overflow", "mixed_overflow_problem")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -157,7 +157,7 @@ def reference_remedy(replay) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A hand-written remedy of the scenario's family: what a right answer would ask for.
 
     per-tensor weights: per-channel; symmetric activations: asymmetric; a clipping calibration:
-    min/max; FP16 overflow: every Pow
+    min/max; a layer int8 cannot hold: that layer in float16; FP16 overflow: every Pow
     and the ReduceMean that averages it (the written-out LayerNorms' variance) in float32; output
     logit overflow: the head MatMul and the Softmax after it in float32.
     """
@@ -168,6 +168,8 @@ def reference_remedy(replay) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return {"activation_quant_algo": "asymmetric"}, []
     if family == "quant_calibration":
         return {"activation_calibration": "minmax"}, []
+    if family == "quant_precision_limit":
+        return {}, [{"op": replay.plan.ops[replay.label_index].name, "golden": [], "precision": "float16"}]
     compute = [op for op in replay.plan.ops if op.role == "compute"]
     if family == "fp16_overflow":
         names = [op.name for op in compute if op.op_type == "Pow"]

@@ -45,13 +45,15 @@ def _jitter(seed: int, amplitude: int) -> tuple[int, int]:
 
 def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                outlier_block: int | None = None, text_bytes: int | None = None,
-               super_weights: dict | None = None, output_logits: float | None = None) -> NetworkCase:
+               super_weights: dict | None = None, outlier_weights: dict | None = None,
+               output_logits: float | None = None) -> NetworkCase:
     """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
 
     ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
     from block ``outlier_block``'s MLP bias). ``text_bytes``: run on the first ``text_bytes`` bytes
     of the novel's opening sentence instead of its first clause. ``super_weights``: arguments of
-    :func:`networks.plant_super_weights` (block, ratio, row). ``output_logits``: the median runner-up
+    :func:`networks.plant_super_weights` (block, ratio, row); ``outlier_weights``: of
+    :func:`networks.plant_outlier_weights` (block, ratio, share, seed). ``output_logits``: the median runner-up
     output logit after :func:`networks.grow_output_logits`.
     """
     if network == "mtcnn_pnet":
@@ -87,6 +89,10 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
         if super_weights is not None:
             value = networks.plant_super_weights(module, **super_weights)
             notes.append(f"super weights of {value:.2f} in block {super_weights['block']}'s MLP down-projection")
+        if outlier_weights is not None:
+            count = networks.plant_outlier_weights(module, tokens, **outlier_weights)
+            notes.append(f"one outlier weight ({outlier_weights['ratio']:g}x the largest other) in each of {count} "
+                         f"output channels of block {outlier_weights['block']}'s MLP down-projection")
         if output_logits is not None:
             factor = networks.grow_output_logits(module, tokens, output_logits)
             notes.append(f"output head scaled x{factor:.0f}, an exaggerated output-logit drift: the runner-up "

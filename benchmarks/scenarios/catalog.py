@@ -18,8 +18,8 @@ from benchmarks.scenarios.cases import NetworkCase
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
     "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
-    "quant_per_tensor", "quant_symmetric", "quant_calibration", "mixed_input_overflow", "mixed_overflow_problem",
-    "mixed_spd_problem",
+    "quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit", "mixed_input_overflow",
+    "mixed_overflow_problem", "mixed_spd_problem",
 )
 
 
@@ -172,6 +172,25 @@ def per_tensor_down_projection(block: int) -> Callable:
                 "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_tensor",
                 "weight_only": True},
                 "quantized_layers": [_projection_op(case, parameter)]})
+    return make
+
+
+def per_channel_down_projection(block: int) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        parameter = f"blocks.{block}.w2"
+        weight = case.module.get_parameter(parameter)
+        op = _projection_op(case, parameter)
+        return faults.WeightQuantFault(
+            kind="quant_precision_limit", golden_op=op, weight=weight, per_tensor=False,
+            description=(f"block {block}'s MLP down-projection runs with int8 weights quantised PER CHANNEL "
+                         "(weight-only int8, the rest FP16), but three quarters of its output channels hold one "
+                         "scattered outlier weight each: the outlier sets its channel's scale and leaves the "
+                         "channel's other weights a few int8 steps. No int8 setting restores the layer; it needs "
+                         "FP16 (or an outlier-aware quantisation)"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
+                "weight_only": True},
+                "quantized_layers": [op]})
     return make
 
 
@@ -328,6 +347,10 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     *(ScenarioSpec("quant_calibration", "byte_transformer", f"percentile_{pct:g}_b{block}", seed,
                    clipped_down_projection_input(block, pct))
       for block, pct, seed in ((1, 95.0, 0), (0, 95.0, 1), (1, 97.0, 2))),
+    *(ScenarioSpec("quant_precision_limit", "byte_transformer", f"outlier_weights_b{block}", seed,
+                   per_channel_down_projection(block),
+                   case_args={"outlier_weights": {"block": block, "ratio": 64.0, "share": 0.75, "seed": seed}})
+      for block, seed in ((1, 0), (1, 1), (1, 2))),
     # Mixtures: one root cause and a second finding it explains, or a harmless earlier one.
     ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_int16", 0, pcm_not_normalised("none_int16")),
     ScenarioSpec("mixed_input_overflow", "crepe_tiny", "pcm_centred", 1, pcm_not_normalised("centre_int16")),

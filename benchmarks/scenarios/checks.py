@@ -31,7 +31,8 @@ from advisor.ingest import read_comparison
 COSINE_OK = 0.99
 INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "input_scale_mismatch")
 #: Kinds whose root cause must break the network output (a problem node, as the advisor says today).
-OUTPUT_BREAKING_KINDS = ("problem_node", "quant_per_tensor", "quant_symmetric", "quant_calibration")
+OUTPUT_BREAKING_KINDS = ("problem_node", "quant_per_tensor", "quant_symmetric", "quant_calibration",
+                         "quant_precision_limit")
 
 
 def read_result(path: Path) -> pd.DataFrame:

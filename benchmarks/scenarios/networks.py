@@ -195,6 +195,11 @@ class Block(nn.Module):
             setattr(self, "b" + name[1:], nn.Parameter(torch.randn(shape[1]) * 0.02))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(x)
+        return x + (self.hidden(x) @ self.w2 + self.b2)
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        """What the attention adds to the residual stream ``x``."""
         head = self.width // self.heads
         h = self.norm1(x)
         q = (h @ self.wq + self.bq).reshape(1, self.tokens, self.heads, head).permute(0, 2, 1, 3)
@@ -202,10 +207,12 @@ class Block(nn.Module):
         v = (h @ self.wv + self.bv).reshape(1, self.tokens, self.heads, head).permute(0, 2, 1, 3)
         attention = torch.softmax(q @ k / math.sqrt(head), dim=-1)
         context = (attention @ v).permute(0, 2, 1, 3).reshape(1, self.tokens, self.width)
-        x = x + (context @ self.wo + self.bo)
+        return context @ self.wo + self.bo
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """The MLP's GELU activations (the down-projection's input) for the residual stream ``x``."""
         h = self.norm2(x) @ self.w1 + self.b1
-        h = h * 0.5 * (torch.erf(h / math.sqrt(2.0)) + 1.0)
-        return x + (h @ self.w2 + self.b2)
+        return h * 0.5 * (torch.erf(h / math.sqrt(2.0)) + 1.0)
 
 
 class ByteTransformer(nn.Module):
@@ -261,6 +268,32 @@ def plant_super_weights(module: ByteTransformer, block: int, ratio: float, row: 
     for dim in ByteTransformer.OUTLIER_DIMS:
         w2[row, dim] = value
     return value
+
+
+@torch.no_grad()
+def plant_outlier_weights(module: ByteTransformer, tokens: torch.Tensor, block: int, ratio: float, share: float,
+                          seed: int = 0) -> int:
+    """Give ``share`` of ``blocks[block]``'s MLP down-projection columns (output channels) one outlier
+    weight each, ``ratio`` times the largest ordinary magnitude, with a random sign, on a hidden unit
+    that is nearly silent on ``tokens`` (drawn from the sixteenth with the smallest mean |GELU output|).
+
+    Scattered outlier weights (Dettmers et al. 2023, "SpQR") defeat per-channel scales too: the
+    outlier sets its column's scale and leaves the column's other weights a few int8 steps, while
+    on inputs where its unit is silent it adds almost nothing to the output. Returns the number of
+    columns changed.
+    """
+    mlp = module.blocks[block]
+    x = module.residual_in(tokens, block)
+    hidden = mlp.hidden(x + mlp.attention(x))
+    quiet = hidden.abs().mean(dim=(0, 1)).argsort()[: mlp.w2.shape[0] // 16]
+    generator = torch.Generator().manual_seed(seed)
+    columns = torch.randperm(mlp.w2.shape[1], generator=generator)[: max(1, round(share * mlp.w2.shape[1]))]
+    rows = quiet[torch.randint(0, len(quiet), (len(columns),), generator=generator)]
+    signs = torch.randint(0, 2, (len(columns),), generator=generator) * 2 - 1
+    value = ratio * float(mlp.w2.abs().max())
+    for column, row, sign in zip(columns.tolist(), rows.tolist(), signs.tolist(), strict=True):
+        mlp.w2[row, column] = sign * value
+    return len(columns)
 
 
 @torch.no_grad()

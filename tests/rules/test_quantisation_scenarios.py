@@ -25,7 +25,8 @@ from advisor.pipeline import AnalysisOptions, analyse  # noqa: E402
 from benchmarks.scenarios import catalog  # noqa: E402
 from benchmarks.scenarios.scenario import generate  # noqa: E402
 
-QUANT = [s.name for s in catalog.CORPUS if s.family in ("quant_per_tensor", "quant_symmetric", "quant_calibration")]
+QUANT = [s.name for s in catalog.CORPUS
+         if s.family in ("quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit")]
 CLEAN = "clean_fp16__byte_transformer__allow_fp32_to_fp16__s0"
 QUANT_KINDS = {"quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_sensitive_op",
                "quant_precision_limit", "quant_backend_issue"}
@@ -58,8 +59,9 @@ def test_the_quantised_layer_and_the_kind_are_found(generated, name):
     assert (root.kind, root.op) == (label["kind"], label["op"])
     expected = {"quant_per_tensor": "weight_quant_granularity=per_channel",
                 "quant_symmetric": "activation_quant_algo=asymmetric",
-                "quant_calibration": "activation_calibration=minmax"}[label["kind"]]
-    assert root.values["fix_settings"] == expected
+                "quant_calibration": "activation_calibration=minmax",
+                "quant_precision_limit": None}[label["kind"]]   # no setting helps: keep the layer in float
+    assert root.values.get("fix_settings") == expected
     assert root.values["fix_keep"] == label["op"]
     # the evidence is the layer recomputed from its golden input, and it reproduces the observed error
     assert root.values["sim_share"] == pytest.approx(1.0, abs=0.05)
