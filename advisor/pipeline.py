@@ -13,6 +13,7 @@ from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Ser
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
+from .errors import UsageError
 from .evidence.config import config_fact, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
@@ -45,6 +46,7 @@ class AnalysisOptions:
     settings: Path | None = None              # the project settings file these options came from
     dumps: tuple[Path, Path] | None = None    # (golden dump folder, target dump folder): tensor evidence
     build_config: Path | None = None          # the target's build config (MagicMind / ATC knobs)
+    simulation: Path | None = None            # comparison of the framework's fake-quant simulation vs float
     mapping: Path | None = None               # YAML column mapping: read the CSV with the generic reader
     bench: Path | None = None                 # msprobe dump.json of the reference run ...
     target: Path | None = None                # ... and of the target run, compared by statistics
@@ -56,6 +58,8 @@ class AnalysisOptions:
 def analyse(options: AnalysisOptions) -> Diagnosis:
     # Validate everything the user controls before the (possibly large) input is read.
     # Plugins first: their fact kinds must be known before rule packs that use them are validated.
+    if options.simulation is not None and options.build_config is None:
+        raise UsageError("--simulation needs --config: the build config says which layers are quantised")
     providers, provider_warnings = load_providers() if options.plugins else ([], [])
     pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins)
     packs = pack_set.packs
@@ -84,6 +88,7 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
                 **({"golden_dumps": str(options.dumps[0]), "target_dumps": str(options.dumps[1])}
                    if options.dumps else {}),
                 **({"build_config": str(options.build_config)} if options.build_config else {}),
+                **({"simulation": str(options.simulation)} if options.simulation else {}),
                 **({"graph": str(options.graph)} if options.graph else {}),
                 **({"fusion": str(options.fusion)} if options.fusion else {})},
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
@@ -128,8 +133,9 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
         out += evidence_facts(*options.dumps, table, facts.network, config[0] if config else None,
                               input_nodes=options.input_nodes)
     if raw is not None:
+        simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
-                              else None, golden_input=golden_inputs)
+                              else None, golden_input=golden_inputs, simulation=simulated)
         out += layer_facts(quant_settings(raw, options.build_config), facts.ops, thresholds, sources)
     return out
 

@@ -37,6 +37,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "channel order, normalisation, layout, scale and geometry")
     parser.add_argument("--config", type=Path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
+    parser.add_argument("--simulation", type=Path, metavar="SIM_RESULT.csv",
+                        help="with --config: the comparison of the framework's fake-quant simulation of the build "
+                             "(e.g. an AMCT fake-quant model) against the float model: tells a layer int8 cannot "
+                             "hold from a target-only (backend) error")
     parser.add_argument("--graph", type=Path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
                         help="the model graph (ONNX model, GE graph dump or OM model as JSON): joins ops by name, "
                              "reads inputs from graph predecessors, names fusion passes and draws the root cause's "
@@ -108,6 +112,7 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
         severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
         settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config,
+        simulation=args.simulation,
         graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None),
         backends=parse_backends(args.backends) or config.backends)
 

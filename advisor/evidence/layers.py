@@ -73,6 +73,7 @@ class LayerInputs:
     graph: Graph | None = None
     model: Path | None = None                       # ONNX file the graph came from (weights)
     golden_input: Callable[[str, int], np.ndarray | None] | None = None   # (op, slot) -> golden tensor
+    simulation: pd.DataFrame | None = None          # per-op facts of the framework's fake-quant simulation
 
 
 def layer_facts(settings: QuantSettings, ops: pd.DataFrame, thresholds: Thresholds,
@@ -258,6 +259,27 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
     sims = _simulate(row, settings, weight, x, act_scheme)
     if sims:
         out.update(_scores(sims, observed))
+    if sources.simulation is not None:
+        out.update(_framework_simulation(row, sources.simulation, observed))
+    return out
+
+
+def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dict[str, Any]) -> dict[str, Any]:
+    """The same layer in the framework's fake-quant simulation (``--simulation``): found by the target
+    op's name, else by a golden name, among the simulation comparison's ops."""
+    names = [str(row["op"])] + [n for n in str(row["golden_ops"] or "").split(",") if n]
+    match = simulated[simulated["op"].isin(names)]
+    if match.empty:
+        golden = simulated["golden_ops"].fillna("").astype(str).str.split(",")
+        match = simulated[golden.map(lambda gs: bool(set(gs) & set(names))).to_numpy(dtype=bool)]
+    if match.empty or pd.isna(match.iloc[0]["out_red"]):
+        return {"fw_sim_known": False}
+    sim = match.iloc[0]
+    own = max(float(sim["out_red"]) - (float(sim["in_red"]) if pd.notna(sim["in_red"]) else 0.0), 0.0)
+    out = {"fw_sim_known": True, "fw_sim_cosine": sim["out_cosine"], "fw_sim_red": sim["out_red"],
+           "fw_sim_deviates": bool(sim["out_deviates"])}
+    if observed.get("own_red"):
+        out["fw_sim_share"] = min(own / observed["own_red"], 10.0)
     return out
 
 

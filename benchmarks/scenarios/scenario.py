@@ -94,12 +94,18 @@ class Replay:
 
     def judge(self, fault: Fault | None = None) -> checks.Judgement:
         """Run the target with ``fault`` and judge its comparison (nothing is kept)."""
-        run = self.run(fault)
         with tempfile.TemporaryDirectory() as tmp:
-            manifest = dumps.DumpManifest()
-            manifest.golden = dumps.write_golden(Path(tmp, "golden"), self.graph, self.golden, self.clock)
-            dumps.write_target(Path(tmp, "target"), self.plan, run, self.clock, manifest)
-            return checks.judge(write_result(Path(tmp, _result_name(self.clock)), self.plan, run, manifest))
+            return checks.judge(self.write_comparison(Path(tmp), fault))
+
+    def write_comparison(self, folder: Path, fault: Fault | None = None) -> Path:
+        """Run the target with ``fault`` and write its dumps and comparison into ``folder`` (e.g. a
+        framework's fake-quant simulation of the build: the fault as the config describes it);
+        returns the result CSV."""
+        run = self.run(fault)
+        manifest = dumps.DumpManifest()
+        manifest.golden = dumps.write_golden(Path(folder, "golden"), self.graph, self.golden, self.clock)
+        dumps.write_target(Path(folder, "target"), self.plan, run, self.clock, manifest)
+        return write_result(Path(folder, _result_name(self.clock)), self.plan, run, manifest)
 
     def rerun(self, fault: Fault | None = None) -> Rerun:
         """Network-output cosine and verdicts of the target re-run with ``fault``."""

@@ -23,7 +23,7 @@ from advisor.graph import read_graph  # noqa: E402
 from advisor.ingest import read_comparison  # noqa: E402
 from advisor.pipeline import AnalysisOptions, analyse  # noqa: E402
 from benchmarks.scenarios import catalog  # noqa: E402
-from benchmarks.scenarios.scenario import generate  # noqa: E402
+from benchmarks.scenarios.scenario import generate, prepare  # noqa: E402
 
 QUANT = [s.name for s in catalog.CORPUS
          if s.family in ("quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit")]
@@ -121,3 +121,48 @@ def test_layers_are_ranked_by_their_own_error_and_facts_fit_the_schema(generated
     assert by_op["MatMul_26"]["contribution_source"] == "simulation"
     for fact in layers:
         assert set(fact) <= set(FACT_FIELDS["layer"]), set(fact) - set(FACT_FIELDS["layer"])
+
+
+# --- the framework's fake-quant simulation (--simulation) --------------------------------------
+
+def _simulation(name: str, folder: Path, change=None) -> Path:
+    """The comparison of the build as a framework would simulate it: the scenario's target re-run
+    with its fault (``change``d to what the config describes, when it differs from the target)."""
+    replay = prepare(next(s for s in catalog.CORPUS if s.name == name))
+    fault = replay.fault if change is None else change(replay.fault)
+    return replay.write_comparison(folder, fault)
+
+
+def test_a_simulation_showing_the_same_error_names_a_precision_limit(generated, tmp_path):
+    """No dumps, no graph: the framework's simulation alone says the layer cannot hold int8."""
+    name = next(n for n in QUANT if n.startswith("quant_precision_limit"))
+    directory = generated[name]
+    options = _options(directory, dumps=False, graph=False)
+    options.simulation = _simulation(name, tmp_path)
+    root = analyse(options).root_cause
+    assert (root.kind, root.op) == ("quant_precision_limit", _label(directory)["op"])
+    assert root.values["fw_sim_share"] == pytest.approx(1.0, abs=0.05)
+    assert "fake-quant simulation shows it too" in root.evidence["en"]
+
+
+def test_a_clean_simulation_of_the_configured_build_is_a_backend_issue(generated, tmp_path):
+    """The config says per-channel and the framework's per-channel simulation is clean; the target's
+    weights were quantised per tensor anyway."""
+    name = QUANT[0]
+    directory = generated[name]
+    build = json.loads((directory / "build.json").read_text(encoding="utf-8"))
+    build["precision_config"]["weight_quant_granularity"] = "per_channel"
+    config = tmp_path / "build.json"
+    config.write_text(json.dumps(build), encoding="utf-8")
+    options = _options(directory, dumps=False, graph=False, config=config)
+    options.simulation = _simulation(name, tmp_path / "sim",
+                                     lambda fault: fault.remedied({"weight_quant_granularity": "per_channel"}))
+    root = analyse(options).root_cause
+    assert (root.kind, root.op) == ("quant_backend_issue", _label(directory)["op"])
+    assert "fake-quant simulation of the build keeps it" in root.evidence["en"]
+
+
+def test_a_simulation_needs_the_build_config(run_cli):
+    csv = next((Path(__file__).resolve().parents[1] / "data" / "scenarios").glob("quant_*/result_*.csv"))
+    result = run_cli(csv, "--simulation", csv)
+    assert result.code == 2 and "--simulation needs --config" in result.err
