@@ -3,7 +3,7 @@
 Options come in layers, weakest first: the project settings (``advisor.toml``, see advisor/config.py),
 the batch defaults (the manifest's ``defaults:`` or the command line of ``advisor batch --scan``),
 then the job itself. Lists add up (rules, thresholds, params, disable), ``severity`` merges rule by
-rule, single values (builtin_rules, input_nodes, comparison_format, max_op_facts, lang, formats)
+rule, single values (builtin_rules, input_nodes, comparison_format, max_op_facts, lang, formats, backends)
 take the strongest layer that sets them. A resolved ``Job`` is frozen and picklable: it travels to
 a worker process as is.
 """
@@ -22,7 +22,8 @@ from ..report import DEFAULT_FORMATS
 
 DEFAULT_LANG = "en"
 LIST_OPTIONS = ("rules", "thresholds", "params", "disable")
-SINGLE_OPTIONS = ("builtin_rules", "input_nodes", "comparison_format", "max_op_facts", "lang", "formats")
+SINGLE_OPTIONS = ("builtin_rules", "input_nodes", "comparison_format", "max_op_facts", "lang", "formats",
+                  "backends")
 OPTION_KEYS: tuple[str, ...] = (*LIST_OPTIONS, "severity", *SINGLE_OPTIONS)
 
 # One layer of options: a subset of OPTION_KEYS, already type-checked. Values: rules -> list[Path],
@@ -52,17 +53,18 @@ class Job:
     max_op_facts: int = DEFAULT_MAX_OP_FACTS
     lang: str = DEFAULT_LANG
     formats: tuple[str, ...] = DEFAULT_FORMATS
+    backends: tuple[str, ...] = ()                # remedy files for these; () = inferred like advisor run
     settings: Path | None = None
     line: int | None = None
 
     def analysis_options(self) -> AnalysisOptions:
-        """What ``analyse`` gets. graph, dumps and config are not among them: the pipeline does not
-        read them yet (they are hashed and recorded so a change re-runs the job)."""
+        """What ``analyse`` gets: what ``advisor run`` with the same options and files would."""
         return AnalysisOptions(
             comparison=self.input, rule_packs=list(self.rule_packs), builtin_rules=self.builtin_rules,
             input_nodes=self.input_nodes, thresholds=self.thresholds, params=self.params,
             comparison_format=self.comparison_format, max_op_facts=self.max_op_facts,
-            disable=self.disable, severity=dict(self.severity), settings=self.settings)
+            disable=self.disable, severity=dict(self.severity), settings=self.settings,
+            graph=self.graph, dumps=self.dumps, build_config=self.config, backends=self.backends)
 
     def input_paths(self) -> dict[str, Path]:
         """role -> path of every file or folder the job reads (all of them are hashed)."""
@@ -83,6 +85,7 @@ class Job:
             "thresholds": list(self.thresholds), "params": list(self.params), "disable": list(self.disable),
             "severity": dict(self.severity), "comparison_format": self.comparison_format,
             "max_op_facts": self.max_op_facts, "lang": self.lang, "formats": list(self.formats),
+            "backends": list(self.backends),
             "outdir": str(self.outdir), "rule_packs": [str(p) for p in self.rule_packs],
             "settings": str(self.settings) if self.settings else None,
         }
@@ -117,6 +120,8 @@ def settings_layer(config: ProjectConfig) -> dict[str, Any]:
         layer["builtin_rules"] = False
     if config.input_nodes:
         layer["input_nodes"] = tuple(config.input_nodes)
+    if config.backends:
+        layer["backends"] = tuple(config.backends)
     return layer
 
 
@@ -147,4 +152,4 @@ def make_job(name: str, input: Path, outdir: Path, options: Mapping[str, Any], *
         comparison_format=options.get("comparison_format"),
         max_op_facts=options.get("max_op_facts", DEFAULT_MAX_OP_FACTS),
         lang=options.get("lang", DEFAULT_LANG), formats=tuple(options.get("formats", DEFAULT_FORMATS)),
-        settings=settings, line=line)
+        backends=tuple(options.get("backends", ())), settings=settings, line=line)

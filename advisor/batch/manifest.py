@@ -27,14 +27,15 @@
         max_op_facts: 2000
         lang: zh
         formats: html,md                   # or a list
+        backends: [ascend, onnxruntime]    # remedy files (like --backend; default: the config's tool)
 
 Relative paths are relative to the manifest's folder (``output`` of a job: to ``OUTPUT``). Option
 keys mean what the same ``advisor run`` options mean; project settings (``advisor.toml``) apply
 underneath, as for ``advisor run``.
 
-``graph``, ``dumps`` and ``config`` take effect once ``advisor run`` reads graphs, tensor dumps and
-build configs. Until then a job checks that they exist, hashes them (a change re-runs the job) and
-records them in the history; they do not change today's diagnosis.
+``graph``, ``dumps`` and ``config`` are what ``advisor run --graph --dumps --config`` reads; they are
+hashed too (a change re-runs the job) and recorded in the history. A job's reports include the
+remedy files (``remedy/``) when its diagnosis has a fix.
 
 A mistake (unknown key, wrong type, duplicate name) stops the batch before anything runs, with
 the file, line and column, and the nearest known key for a misspelt one. A missing *input* file is
@@ -53,6 +54,7 @@ from ..advice import LANGUAGES
 from ..config import ProjectConfig
 from ..engine.conditions import suggest
 from ..errors import RulePackError, UsageError
+from ..remedy import parse_backends
 from ..report import get_reporter
 from ..yamlfile import LineDict, load_yaml
 from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_layer
@@ -166,6 +168,13 @@ def read_options(reader: _Reader, node: LineDict, base: Path) -> dict[str, Any]:
         layer["lang"] = lang
     if "formats" in node:
         layer["formats"] = _formats(reader, node)
+    if "backends" in node:
+        value = node["backends"]
+        try:
+            layer["backends"] = parse_backends([value] if isinstance(value, str) else reader.strings(node, "backends"),
+                                               "'backends'")
+        except UsageError as exc:
+            reader.fail(exc.message, node, "backends")
     return layer
 
 

@@ -3,6 +3,8 @@ like `advisor run`; graph, dumps and config are checked, hashed and recorded."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from advisor.batch import ManifestError, load_manifest
 from advisor.config import ProjectConfig
 
+from ..conftest import SCENARIOS
 from .conftest import CLEAN, PROBLEM, Workspace
 
 
@@ -36,6 +39,11 @@ def _write(workspace: Workspace, text: str) -> Path:
        treshold: {cosine: 0.9}
      jobs: [{name: resnet, input: inputs/resnet.csv}]
      """, "nightly.yaml:2:3: unknown defaults key 'treshold' (did you mean 'thresholds'?)"),
+    ("""\
+     defaults:
+       backends: [ascend, tensorrtt]
+     jobs: [{name: resnet, input: inputs/resnet.csv}]
+     """, "unknown backend 'tensorrtt' (did you mean 'tensorrt'?)"),
     ("""\
      jobs:
        - {name: resnet, input: inputs/resnet.csv}
@@ -130,11 +138,11 @@ def test_options_layer_settings_then_defaults_then_job(workspace: Workspace, tmp
 
 
 def test_graph_dumps_and_config_are_hashed_and_recorded(workspace: Workspace) -> None:
+    scenario = SCENARIOS / "clean_bf16__mtcnn_pnet__mixed_bf16__s0"     # real dumps and graph: advisor reads them
     for folder in ("golden", "target"):
-        (workspace.root / folder).mkdir()
-        (workspace.root / folder / "Conv_1.0.npy").write_bytes(b"\x00" * 16)
+        shutil.copytree(scenario / folder, workspace.root / folder)
     (workspace.root / "build.json").write_text('{"precision_mode": "allow_fp32_to_fp16"}', encoding="utf-8")
-    (workspace.root / "model.onnx").write_bytes(b"onnx")
+    shutil.copy(scenario / "model.onnx", workspace.root / "model.onnx")
     workspace.put("resnet", CLEAN)
     manifest = workspace.manifest({"resnet": {"input": "inputs/resnet.csv", "graph": "model.onnx",
                                               "config": "build.json",
@@ -150,7 +158,8 @@ def test_graph_dumps_and_config_are_hashed_and_recorded(workspace: Workspace) ->
     (workspace.root / "build.json").write_text('{"precision_mode": "force_fp16"}', encoding="utf-8")
     workspace.batch(manifest)
     assert workspace.statuses(3) == {"resnet": "ok"}            # a new build config re-runs the job
-    (workspace.root / "target" / "Conv_2.0.npy").write_bytes(b"\x01")
+    dump = next((workspace.root / "target").iterdir())
+    os.utime(dump, (dump.stat().st_atime, dump.stat().st_mtime + 60))
     workspace.batch(manifest)
     assert workspace.statuses(4) == {"resnet": "ok"}            # so do new dumps
 
@@ -170,3 +179,15 @@ def test_load_manifest_raises_manifest_error(workspace: Workspace) -> None:
     with pytest.raises(ManifestError) as caught:
         load_manifest(path, ProjectConfig())
     assert caught.value.exit_code == 2 and caught.value.line == 1
+
+
+def test_backends_choose_the_remedy_files_of_every_job(workspace: Workspace) -> None:
+    path = _write(workspace, """\
+        defaults: {backends: "onnxruntime,pytorch"}
+        jobs:
+          - {name: resnet, input: inputs/resnet.csv}
+          - {name: bert, input: inputs/resnet.csv, backends: [all]}
+        """)
+    jobs = {job.name: job for job in load_manifest(path, ProjectConfig()).jobs}
+    assert jobs["resnet"].backends == ("onnxruntime", "pytorch")
+    assert jobs["bert"].analysis_options().backends == ("ascend", "magicmind", "tensorrt", "onnxruntime", "pytorch")

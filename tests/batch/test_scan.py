@@ -29,7 +29,9 @@ def test_scan_makes_a_job_per_folder_from_its_newest_result(workspace: Workspace
     shown = workspace.history_json("show", "--job", "resnet")
     assert shown["inputs"]["comparison"]["path"].endswith("resnet/result_20240502000000.csv")
     assert shown["verdict"]["verdict"] == "problem_node"
-    assert sorted(p.name for p in (workspace.out / "team" / "bert").iterdir()) == ["report.json"]
+    # only the formats asked for, and the fix written out for the FP16 overflow (as advisor run writes it)
+    assert sorted(p.name for p in (workspace.out / "team" / "bert").iterdir()) == ["remedy", "report.json"]
+    assert (workspace.out / "team" / "bert" / "remedy" / "README.md").is_file()
 
 
 def test_scan_all_results_makes_a_job_per_file(workspace: Workspace) -> None:
