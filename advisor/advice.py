@@ -8,6 +8,7 @@ in a sandbox and with no HTML meaning: reports escape them like any other text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
+from .cjk import tidy
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
@@ -44,7 +46,7 @@ class Advice:
     what: str
     why: str
     confirm: str
-    fixes: list[tuple[str, str]]      # (backend label, text), in BACKENDS order
+    fixes: list[tuple[str, str]]      # (backend label, text): preferred backends first, then BACKENDS order
     references: list[str]
 
     @property
@@ -54,14 +56,22 @@ class Advice:
 
 
 def first_sentence(text: str) -> str:
-    """Up to the first full stop that ends a sentence, ignoring stops inside `code spans`."""
+    """Up to the first full stop that ends a sentence, on one line: a Chinese 。, or a . followed by
+    the end or by a space and a capital, `code` or an opening bracket or quote ("e.g. here" goes on);
+    stops inside `code spans` do not count."""
+    text = " ".join(text.split())
     in_code = False
     for i, char in enumerate(text):
         if char == "`":
             in_code = not in_code
-        elif not in_code and (char == "。" or (char == "." and (i + 1 == len(text) or text[i + 1].isspace()))):
-            return text[: i + 1].strip()
-    return text.strip()
+        elif in_code:
+            continue
+        elif char == "。":
+            return text[: i + 1]
+        elif char == "." and (i + 1 == len(text) or (text[i + 1] == " " and i + 2 < len(text)
+                                                    and (text[i + 2].isupper() or text[i + 2] in "`(\"'"))):
+            return text[: i + 1]
+    return text
 
 
 def advice_dir() -> Path:
@@ -134,7 +144,16 @@ def _compiled(text: str) -> Template:
     return _env.from_string(text)
 
 
-def render_advice(finding: Finding, lang: str = "en") -> Advice:
+def preferred_backends(chosen: Sequence[str]) -> tuple[str, ...]:
+    """The backends whose advice comes first: the user's choice (or their build tool), unless it is
+    every toolchain (then none is preferred and the pages keep their order)."""
+    tools = [b for b in BACKENDS if b != "any"]
+    return () if set(tools) <= set(chosen) else tuple(chosen)
+
+
+def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()) -> Advice:
+    """The finding's advice page rendered. ``prefer``: backends whose fix comes first (the build's
+    tool, or the --backend choice), so the one-line summary speaks to the user's toolchain."""
     page = load_page(finding.kind)
     body = page[lang]
     context = {
@@ -147,12 +166,13 @@ def render_advice(finding: Finding, lang: str = "en") -> Advice:
 
     def render(text: str, section: str) -> str:
         try:
-            return _compiled(str(text)).render(context).strip()
+            return tidy(_compiled(str(text)).render(context).strip(), lang)
         except TemplateError as exc:
             raise KnowledgeError(f"template error: {exc}", path=advice_dir() / f"{finding.kind}.yaml",
                                  field=f"{lang}.{section}") from None
 
-    fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in BACKENDS if b in body["fix"]]
+    order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer]
+    fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in order if b in body["fix"]]
     return Advice(
         kind=finding.kind,
         title=page["title"][lang],

@@ -142,6 +142,7 @@ class Diagnosis:
     warnings: list[str] = field(default_factory=list)   # non-fatal notes about the input
     neighbourhood: Neighbourhood | None = None           # the root cause in the graph (--graph)
     remedy: Remedy | None = None                         # the fix in each backend's syntax (advisor/remedy)
+    backends: tuple[str, ...] = ()                       # the user's toolchain(s): their advice comes first
 
     @property
     def verdict(self) -> str:

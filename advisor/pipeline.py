@@ -24,7 +24,7 @@ from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
-from .remedy import remedy_for
+from .remedy import remedy_for, resolve_backends
 
 MAX_PLOT_POINTS = 2000
 MAX_SOURCE_LINES = 50
@@ -76,8 +76,8 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
-    remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network,
-                                         next((f for f in evidence if f.get("fact") == "config"), None))
+    config = next((f for f in evidence if f.get("fact") == "config"), None)
+    remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
     return Diagnosis(
         root_cause=root,
         findings=ordered,
@@ -104,6 +104,7 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         + [f"remedy: {w}" for w in remedy_warnings],
         neighbourhood=_neighbourhood(facts, root),
         remedy=remedy,
+        backends=resolve_backends(options.backends, (config or {}).get("tool")),
     )
 
 
@@ -136,7 +137,9 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
                               else None, golden_input=golden_inputs, simulation=simulated)
-        out += layer_facts(quant_settings(raw, options.build_config), facts.ops, thresholds, sources)
+        settings = quant_settings(raw, options.build_config)
+        facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
+        out += layer_facts(settings, facts.ops, thresholds, sources)
     return out
 
 

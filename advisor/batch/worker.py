@@ -16,7 +16,7 @@ from multiprocessing.connection import wait
 from ..diagnosis import Diagnosis
 from ..errors import AdvisorError
 from ..pipeline import analyse
-from ..report import build_view, get_reporter, remedy_files, write_files
+from ..report import build_view, get_reporter, remedy_files, write_outputs
 from ..report.model import ReportView
 from .hashing import input_digests, job_hash
 from .jobs import Job
@@ -47,8 +47,8 @@ def run_job(task: JobTask) -> JobOutcome:
                               cpu=time.process_time() - cpu)
         diagnosis = analyse(job.analysis_options())
         view = build_view(diagnosis, job.lang)
-        written = write_files(job.outdir, [(get_reporter(f).filename, get_reporter(f).render(view))
-                                           for f in job.formats] + remedy_files(view))
+        written = write_outputs(job.outdir, [(get_reporter(f).filename, get_reporter(f).render(view))
+                                             for f in job.formats] + remedy_files(view))
     except AdvisorError as exc:
         return failed(job.name, exc.one_line(), time.perf_counter() - start, digest, inputs)
     except Exception as exc:  # noqa: BLE001 - a bug in advisor: still only this job's failure

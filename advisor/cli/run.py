@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..advice import render_advice
+from ..advice import preferred_backends, render_advice
 from ..config import ProjectConfig, load_config
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
@@ -166,7 +166,7 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(f"Verdict: {root.title.get(lang, root.title['en'])}{where} "
                      f"[{root.severity}, confidence {root.confidence:.2f}]")
         lines.append(f"  evidence: {root.evidence.get(lang, root.evidence.get('en', ''))}")
-        lines.append(f"  fix: {render_advice(root, lang).summary}")
+        lines.append(f"  fix: {render_advice(root, lang, preferred_backends(diagnosis.backends)).summary}")
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)

@@ -26,6 +26,7 @@ import numpy as np
 from durable import engine as durable_engine
 from jinja2 import Undefined
 
+from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
@@ -162,7 +163,7 @@ class _Collector:
         if finding_id in self.findings:
             return
         context = {**matched, "params": {**rule.params, **self.params.get(rule.id, {})}}
-        evidence = {lang: template_env.from_string(text).render(context).strip()
+        evidence = {lang: tidy(template_env.from_string(text).render(context).strip(), lang)
                     for lang, text in emit.evidence.items()}
         values: dict[str, Any] = {}
         for spec in emit.values:

@@ -189,12 +189,23 @@ class _Weight:
     name: str
     golden: str                   # the golden node holding it
     array: np.ndarray
-    axis: int                     # output-channel axis
-    node: Node | None
+    axis: int                     # output-channel axis (non-negative)
+    node: Node | None             # the ONNX node (attributes); None for a dumped tensor
+    activation: bool = False      # a dumped second input of a MatMul: an activation, not a weight
+
+
+MATMUL_TYPES = frozenset({"matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "fullyconnected", "linear",
+                          "innerproduct"})
+
+
+def _names(row: pd.Series) -> list[str]:
+    """The op's golden names, then its own."""
+    return [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
 
 
 def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, _Weight]:
-    """Each chosen layer's weight: an ONNX initializer (``--graph model.onnx``), else its golden dump."""
+    """Each chosen layer's weight: a float ONNX initializer (``--graph model.onnx``), else the golden
+    dump of its second input (an activation for a MatMul; a weight, compared alone, for others)."""
     graph = sources.graph
     found: dict[int, tuple[Node, str]] = {}
     if graph is not None and graph.format == "onnx":
@@ -209,20 +220,30 @@ def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, _Weight]:
     axes = channel_axes(node for node, _ in found.values())
     weights = {}
     for index, (node, name) in found.items():
-        if name in arrays and arrays[name].dtype.kind == "f" and arrays[name].ndim >= 2:
-            weights[index] = _Weight(name, node.name, arrays[name], axes.get(name, 0), node)
+        array = arrays.get(name)
+        if _usable(array):
+            weights[index] = _Weight(name, node.name, array, axes.get(name, 0) % array.ndim, node)
     if sources.golden_input is not None:
         for index, row in chosen.iterrows():
-            if int(index) not in weights:
-                array = sources.golden_input(str(row["op"]), 1)
-                if array is not None and array.ndim >= 2 and array.dtype.kind == "f":
-                    weights[int(index)] = _Weight(f"{row['op']}:input:1", str(row["op"]), array, array.ndim - 1, None)
+            if int(index) in weights:
+                continue
+            array = sources.golden_input(str(row["op"]), 1)
+            if _usable(array):
+                matmul = str(row["op_type"]).lower() in MATMUL_TYPES
+                weights[int(index)] = _Weight(f"{row['op']}:input:1", str(row["op"]), array,
+                                              array.ndim - 1 if matmul else 0, None, activation=matmul)
     return weights
 
 
+def _usable(array: np.ndarray | None) -> bool:
+    """A float tensor of at least two dimensions, not empty and finite (an int8 initializer is
+    already quantised: there is nothing to re-quantise)."""
+    return (array is not None and array.dtype.kind == "f" and array.ndim >= 2 and array.size > 0
+            and bool(np.isfinite(array).all()))
+
+
 def _golden_node(graph: Graph, row: pd.Series) -> Node | None:
-    names = [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
-    for name in names:
+    for name in _names(row):
         if name in graph and graph.node(name).op_type.lower() in QUANTISABLE:
             return graph.node(name)
     return None
@@ -230,11 +251,18 @@ def _golden_node(graph: Graph, row: pd.Series) -> Node | None:
 
 # --- evidence ----------------------------------------------------------------------------------
 
+#: golden inputs larger than this many samples are simulated on their first samples (a conv
+#: recomputed six times over a large batch would cost seconds and gigabytes per layer)
+MAX_SIM_SAMPLES = 2
+
+
 def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, weight: _Weight | None,
               observed: dict[str, Any]) -> dict[str, Any]:
     op = str(row["op"])
     out: dict[str, Any] = {"has_weights": weight is not None}
     x = sources.golden_input(op, 0) if sources.golden_input is not None else None
+    if x is not None and (x.dtype.kind != "f" or x.size == 0):
+        x = None
     out["has_activation"] = x is not None
     out["weight_only"] = settings.weight_only
     producer = _producer_type(sources.graph, weight.node if weight else None, row)
@@ -246,17 +274,26 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
         out.update(weight=weight.name, w_channels=stats.channels, w_channel_ratio=stats.channel_ratio,
                    w_channel_ratio_median=stats.channel_ratio_median, w_asymmetry=stats.asymmetry,
                    w_outlier_ratio=stats.outlier_ratio)
-    tensor = f"{op}:input:0"
-    act_scheme = settings.activation_scheme(tensor) if not settings.weight_only else None
-    if x is not None and act_scheme is not None and x.dtype.kind == "f":
+    act_scheme = settings.activation_scheme(f"{op}:input:0") if not settings.weight_only else None
+    if x is not None:
+        finite = np.isfinite(x)
+        if not finite.all():
+            out["a_nonfinite"] = int(x.size - finite.sum())
+    if x is not None and act_scheme is not None and out.get("a_nonfinite", 0) < x.size:
         calibrated = calibrated_range(x, act_scheme)
         stats = activation_stats(x, calibrated)
         widest = max(abs(stats.low), abs(stats.high))
         out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
                    a_outlier_ratio=stats.outlier_ratio, a_calibration=act_scheme.describe(),
-                   a_range_low=calibrated[0], a_range_high=calibrated[1], a_saturation=stats.saturation,
+                   a_calibration_zh=act_scheme.describe("zh"), a_range_low=calibrated[0],
+                   a_range_high=calibrated[1], a_saturation=stats.saturation,
                    a_range_ratio=max(abs(calibrated[0]), abs(calibrated[1])) / widest if widest else 1.0)
-    sims = _simulate(row, settings, weight, x, act_scheme)
+    if out.get("a_nonfinite"):
+        out["sim_note"] = f"the golden input holds {out['a_nonfinite']} non-finite values: not recomputed"
+        x = None
+    sims, note = _simulate(row, settings, weight, x, act_scheme)
+    if note:
+        out["sim_note"] = note
     if sims:
         out.update(_scores(sims, observed))
     if sources.simulation is not None:
@@ -267,7 +304,7 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
 def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dict[str, Any]) -> dict[str, Any]:
     """The same layer in the framework's fake-quant simulation (``--simulation``): found by the target
     op's name, else by a golden name, among the simulation comparison's ops."""
-    names = [str(row["op"])] + [n for n in str(row["golden_ops"] or "").split(",") if n]
+    names = _names(row)
     match = simulated[simulated["op"].isin(names)]
     if match.empty:
         golden = simulated["golden_ops"].fillna("").astype(str).str.split(",")
@@ -287,59 +324,63 @@ def _producer_type(graph: Graph | None, node: Node | None, row: pd.Series) -> st
     if graph is None:
         return None
     if node is None:
-        names = [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
-        node = next((graph.node(n) for n in names if n in graph), None)
+        node = next((graph.node(n) for n in _names(row) if n in graph), None)
     if node is None or not node.inputs or node.inputs[0].source not in graph:
         return None
     return graph.node(node.inputs[0].source).op_type
 
 
+Simulated = dict[str, tuple[np.ndarray, np.ndarray, str]]
+
+
 def _simulate(row: pd.Series, settings: QuantSettings, weight: _Weight | None, x: np.ndarray | None,
-              act_scheme: Scheme | None) -> dict[str, tuple[np.ndarray, np.ndarray, str]]:
-    """variant -> (float reference, quantised result, what was compared: output or weights)."""
+              act_scheme: Scheme | None) -> tuple[Simulated, str | None]:
+    """(variant -> (float reference, quantised result, what was compared: output or weights), why the
+    layer was not recomputed from its golden input, if it was not)."""
     w_cfg = settings.weight_scheme()
+    is_weight = weight is not None and not weight.activation
     schemes: dict[str, tuple[Scheme | None, Scheme | None]] = {"config": (w_cfg, act_scheme)}
-    if not w_cfg.per_channel and weight is not None and weight.node is not None:
-        schemes["per_channel"] = (Scheme(per_channel=True, symmetric=w_cfg.symmetric), act_scheme)
     # Each alternative changes one setting and keeps the others as configured.
-    if act_scheme is not None and act_scheme.symmetric and x is not None:
-        schemes["asymmetric"] = (w_cfg, _asymmetric(act_scheme, x))
+    if not w_cfg.per_channel and is_weight:
+        schemes["per_channel"] = (Scheme(per_channel=True, symmetric=w_cfg.symmetric), act_scheme)
+    if act_scheme is not None and act_scheme.symmetric:
+        schemes["asymmetric"] = (w_cfg, replace(act_scheme, symmetric=False))
     if act_scheme is not None and act_scheme.calibration != "percentile":
         schemes["percentile"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric, calibration="percentile"))
     if act_scheme is not None and act_scheme.calibration != "minmax":
         schemes["minmax"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric))
     compute = _layer_function(row, weight)
-    results = {}
-    if x is not None and compute is not None and (weight is not None or act_scheme is not None):
+    note = None
+    if x is not None and compute is not None:
+        x = x[:MAX_SIM_SAMPLES] if x.ndim >= 3 and x.shape[0] > MAX_SIM_SAMPLES else x
         w = weight.array if weight is not None else None
-        reference = compute(x, w)
-        for name, (ws, xs) in schemes.items():
-            xq = fake_quantize(x, xs) if xs is not None else x
-            if w is None or ws is None:
-                wq = w
-            elif weight.node is not None:
-                wq = fake_quantize(w, ws, weight.axis)
-            else:   # a dumped second input of a MatMul is an activation, quantised like one
-                wq = fake_quantize(w, settings.activation_scheme(f"{row['op']}:input:1"))
-            results[name] = (reference, compute(xq, wq), "output")
-        return results
-    if weight is not None:   # no golden input: what quantisation does to the weights themselves
+        try:
+            reference = compute(x, w)
+            results = {}
+            for name, (ws, xs) in schemes.items():
+                xq = fake_quantize(x, xs) if xs is not None else x
+                if w is None or ws is None:
+                    wq = w
+                elif weight.activation:   # a dumped second input of a MatMul, quantised like an activation
+                    wq = fake_quantize(w, settings.activation_scheme(f"{row['op']}:input:1"))
+                else:
+                    wq = fake_quantize(w, ws, weight.axis)
+                results[name] = (reference, compute(xq, wq), "output")
+            return results, None
+        except ValueError as exc:    # the golden input does not fit the weight (layout, flattening)
+            note = (f"golden input {tuple(x.shape)} does not fit "
+                    f"{'weight ' + str(tuple(w.shape)) if w is not None else 'the op'} ({exc}): weights compared alone")
+    elif x is not None and act_scheme is not None:
+        note = f"no numpy recomputation of {row['op_type']}{'' if is_weight else ' without its weight'}"
+    results = {}
+    if is_weight:   # no usable golden input: what quantisation does to the weights themselves
         for name, (ws, _) in schemes.items():
             if name in ("config", "per_channel") and ws is not None:
                 results[name] = (weight.array, fake_quantize(weight.array, ws, weight.axis), "weights")
-    return results
+    return results, note
 
 
-def _asymmetric(scheme: Scheme, x: np.ndarray) -> Scheme:
-    """``scheme`` with a zero point. The calibration stays; a hand-set range keeps its top and starts
-    no lower than the data does (a symmetric [-1, 1] range for probabilities becomes [0, 1])."""
-    if scheme.calibration == "range" and scheme.high is not None:
-        low = scheme.low if scheme.low is not None else -abs(scheme.high)
-        return Scheme(symmetric=False, calibration="range", low=max(low, float(np.min(x))), high=scheme.high)
-    return replace(scheme, symmetric=False)
-
-
-def _scores(sims: dict[str, tuple[np.ndarray, np.ndarray, str]], observed: dict[str, Any]) -> dict[str, Any]:
+def _scores(sims: Simulated, observed: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     within: dict[str, bool] = {}
     for name, (reference, approx, level) in sims.items():
@@ -365,13 +406,9 @@ def _scores(sims: dict[str, tuple[np.ndarray, np.ndarray, str]], observed: dict[
         chosen = next((n for n in PREFERENCE if n in alternatives and out[f"{n}_passes"]), best)
         out.update(fix_alternative=chosen, fix_cos=out[f"sim_cos_{chosen}"], fix_gain=out[f"{chosen}_gain"])
     own = observed.get("own_red")
-    if level_is_output(out) and own:
+    if out["sim_level"] == "output" and own:
         out["sim_share"] = min(base / own, 10.0)
     return out
-
-
-def level_is_output(fields: dict[str, Any]) -> bool:
-    return fields.get("sim_level") == "output"
 
 
 # --- the layer's own computation ---------------------------------------------------------------
@@ -379,22 +416,26 @@ def level_is_output(fields: dict[str, Any]) -> bool:
 def _layer_function(row: pd.Series, weight: _Weight | None) -> Callable[[np.ndarray, np.ndarray | None],
                                                                          np.ndarray] | None:
     """The float computation of the layer from its input 0 and weight (bias left out: it adds the
-    same to both results and no quantisation error)."""
+    same to both results and no quantisation error); None when it cannot be recomputed."""
     op_type = (weight.node.op_type if weight is not None and weight.node is not None else str(row["op_type"])).lower()
     attrs = dict(weight.node.attributes) if weight is not None and weight.node is not None else {}
-    if op_type in ("matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "fullyconnected", "linear", "innerproduct"):
+    unary = UNARY.get(op_type)
+    if unary is not None:
+        return lambda x, _: unary(x.astype(np.float64))
+    if weight is None or (weight.node is None and not weight.activation):
+        return None   # a weighted layer without its weight, or a dumped weight without its attributes
+    if op_type in MATMUL_TYPES:
         return lambda x, w: np.matmul(x.astype(np.float64), w.astype(np.float64))
     if op_type == "gemm":
         def gemm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+            if x.ndim != 2:
+                raise ValueError(f"Gemm needs a 2-D input, not {x.ndim}-D")
             a = x.astype(np.float64).T if attrs.get("transA") else x.astype(np.float64)
             b = w.astype(np.float64).T if attrs.get("transB") else w.astype(np.float64)
             return float(attrs.get("alpha", 1.0)) * (a @ b)
         return gemm
-    if op_type in ("conv", "conv2d", "convolution") and weight is not None and weight.array.ndim == 4:
+    if op_type in ("conv", "conv2d", "convolution") and weight.array.ndim == 4:
         return lambda x, w: conv2d(x, w, attrs)
-    unary = UNARY.get(op_type)
-    if unary is not None:
-        return lambda x, _: unary(x.astype(np.float64))
     return None
 
 
@@ -417,6 +458,11 @@ def conv2d(x: np.ndarray, w: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
     w = w.astype(np.float64)
     if x.ndim == 3:
         x = x[None]
+    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+        raise ValueError(f"auto_pad {attrs['auto_pad']} is not recomputed")
+    if x.ndim != 4 or x.shape[1] != w.shape[1] * int(attrs.get("group", 1)):
+        raise ValueError(f"a Conv of weight {tuple(w.shape)} and group {attrs.get('group', 1)} needs NCHW input "
+                         f"with {w.shape[1] * int(attrs.get('group', 1))} channels")
     strides = tuple(attrs.get("strides", (1, 1)))
     dilations = tuple(attrs.get("dilations", (1, 1)))
     pads = tuple(attrs.get("pads", (0, 0, 0, 0)))

@@ -6,10 +6,14 @@ is usually better", the advisor quantises the layer's own weights (from the ONNX
 golden input (from the dumps) the way the config says and the other ways, and reports what each
 keeps: "per-channel would raise this layer's cosine from 0.93 to 0.999".
 
-Conventions (those of every int8 toolchain the advisor knows: MagicMind, AMCT, TensorRT, ONNX Runtime,
-PyTorch): signed 8-bit codes; symmetric = zero point 0 and scale amax / 127 (codes -127..127 for
-weights, -128..127 for activations); asymmetric = scale (high - low) / 255 with a zero point;
-per-channel = one scale per output channel; a calibration range clips what lies outside it.
+Conventions (those of the int8 toolchains the advisor knows: MagicMind, AMCT, TensorRT, ONNX Runtime,
+PyTorch): signed 8-bit codes, clipped to -128..127; symmetric = zero point 0 and scale amax / 127;
+asymmetric = scale (high - low) / 255 with a zero point, the range widened to include 0 (so 0 is
+exact and the zero point fits in int8); per-channel = one scale per output channel; a calibration
+range clips what lies outside it. Calibration and statistics look at finite values only.
+
+The scenario generator (benchmarks/scenarios/faults.py) quantises with its own code on purpose: it
+is the ground truth this simulation is measured against, so the two must not share an implementation.
 """
 
 from __future__ import annotations
@@ -35,14 +39,20 @@ class Scheme:
     low: float | None = None            # the calibrated range when calibration == "range"
     high: float | None = None
 
-    def describe(self) -> str:
-        parts = ["per-channel" if self.per_channel else "per-tensor",
-                 "symmetric" if self.symmetric else "asymmetric"]
+    def describe(self, lang: str = "en") -> str:
+        """E.g. "per-tensor symmetric int8, range [0, 1]" (``lang`` en or zh)."""
+        zh = lang == "zh"
+        text = ("逐通道" if zh else "per-channel") if self.per_channel else ("逐张量" if zh else "per-tensor")
+        text += ("对称 int8" if zh else " symmetric int8") if self.symmetric else ("非对称 int8" if zh else
+                                                                                " asymmetric int8")
         if self.calibration == "percentile":
-            parts.append(f"{self.percentile:g}th percentile")
+            text += f"，{self.percentile:g} 分位数校准" if zh else f", {self.percentile:g}th-percentile calibration"
         elif self.calibration == "range" and self.high is not None:
-            parts.append(f"range [{self.low if self.low is not None else -self.high:g}, {self.high:g}]")
-        return " ".join(parts)
+            low = self.low if self.low is not None else -self.high
+            text += f"，范围 [{low:g}, {self.high:g}]" if zh else f", range [{low:g}, {self.high:g}]"
+        else:
+            text += "，最小/最大值校准" if zh else ", min/max calibration"
+        return text
 
 
 def fake_quantize(x: np.ndarray, scheme: Scheme, channel_axis: int | None = None) -> np.ndarray:
@@ -62,6 +72,7 @@ def _quantize_flat(x: np.ndarray, scheme: Scheme) -> np.ndarray:
         amax = max(abs(low), abs(high), _TINY)
         scale = amax / 127.0
         return np.clip(np.round(x / scale), -128, 127) * scale
+    low, high = min(low, 0.0), max(high, 0.0)
     span = max(high - low, _TINY)
     scale = span / 255.0
     zero = np.round(-low / scale) - 128
@@ -74,6 +85,7 @@ def calibrated_range(x: np.ndarray, scheme: Scheme) -> tuple[float, float]:
         high = float(scheme.high)
         low = float(scheme.low) if scheme.low is not None else -abs(high)
         return low, high
+    x = x[np.isfinite(x)]
     if x.size == 0:
         return 0.0, 0.0
     if scheme.calibration == "percentile":
@@ -130,7 +142,7 @@ class WeightStats:
 
 
 def weight_quant_stats(w: np.ndarray, channel_axis: int) -> WeightStats:
-    w = np.asarray(w, dtype=np.float64)
+    w = np.nan_to_num(np.asarray(w, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     other = tuple(a for a in range(w.ndim) if a != channel_axis)
     ranges = np.abs(w).max(axis=other) if other else np.abs(w)
     positive = ranges[ranges > 0]
@@ -156,7 +168,9 @@ class ActivationStats:
 
 
 def activation_stats(x: np.ndarray, calibrated: tuple[float, float] | None = None) -> ActivationStats:
+    """Statistics of the finite values of ``x`` (which must hold at least one)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
+    x = x[np.isfinite(x)]
     low, high = float(x.min()), float(x.max())
     p = float(np.percentile(np.abs(x), DEFAULT_PERCENTILE))
     saturation = None

@@ -30,6 +30,7 @@ Tools spell the same decisions differently; the rules should not have to. Read f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ class QuantSettings:
     float_layers: tuple[str, ...] = ()      # layers it keeps in float
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)   # tensor -> calibrated range
     weight_only: bool = False               # activations stay in float (weight-only int8)
+    warnings: tuple[str, ...] = ()          # settings read but not understood
 
     @property
     def quantized(self) -> bool:
@@ -128,10 +130,15 @@ def quant_settings(raw: dict[str, Any], source: Path | None = None) -> QuantSett
     precision_config = raw.get("precision_config") if isinstance(raw.get("precision_config"), dict) else {}
     flat = {**raw, **precision_config}
     mode = flat.get("precision_mode")
+    warnings: list[str] = []
     if mode is not None:
         precision = PRECISION_MODES.get(str(mode).lower())
         if precision:
             values["precision"], values["float_precision"] = precision
+        else:
+            warnings.append(f"precision_mode '{mode}' is not one advisor knows "
+                            f"({', '.join(sorted(PRECISION_MODES))}): the build's precision is unknown, so no "
+                            f"layer is taken as quantised unless an AMCT or 'quantization:' block says so")
     if flat.get("weight_quant_granularity") is not None:
         values["weight_granularity"] = _choice(flat["weight_quant_granularity"], GRANULARITY,
                                                "weight_quant_granularity", source)
@@ -142,8 +149,10 @@ def quant_settings(raw: dict[str, Any], source: Path | None = None) -> QuantSett
     if flat.get("weight_only") is not None:
         values["weight_only"] = _bool(flat["weight_only"], "weight_only", source)
     calibration = raw.get("calibration")
-    if isinstance(calibration, dict):
-        values.update(_calibration(calibration, "calibration", source))
+    if isinstance(calibration, str):            # the algorithm alone: calibration: percentile
+        calibration = {"algorithm": calibration}
+    if calibration is not None:
+        values.update(_calibration(_mapping(calibration, "calibration", source), "calibration", source))
     if raw.get("quantized_layers") is not None:
         values["layers"] = _names(raw["quantized_layers"], "quantized_layers", source)
     amct = _amct(raw, source)
@@ -155,6 +164,8 @@ def quant_settings(raw: dict[str, Any], source: Path | None = None) -> QuantSett
             raise InputFormatError("'quantization' must be a mapping (docs/formats.md)", path=source,
                                    field="quantization")
         values.update(_generic(generic, source))
+    if warnings and "precision" not in values:
+        values["warnings"] = tuple(warnings)
     return QuantSettings(**values)
 
 
@@ -307,9 +318,9 @@ def _ranges(value: Any, name: str, source: Path | None) -> dict[str, tuple[float
     out = {}
     for tensor, pair in value.items():
         if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair)
                 or pair[0] > pair[1]):
-            raise InputFormatError(f"'{name}.{tensor}' must be [low, high] with low <= high", path=source,
+            raise InputFormatError(f"'{name}.{tensor}' must be [low, high], finite, with low <= high", path=source,
                                    field=f"{name}.{tensor}")
         out[str(tensor)] = (float(pair[0]), float(pair[1]))
     return out

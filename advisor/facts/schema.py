@@ -257,7 +257,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "a_range_low": (NUMBER, "the calibrated range's low end, on the golden input"),
         "a_range_high": (NUMBER, "the calibrated range's high end, on the golden input"),
         "a_range_ratio": (NUMBER, "calibrated max |range| / max|x| of the golden input (< 1 clips, >> 1 wastes codes)"),
-        "a_calibration": (STRING, "how the build quantises the input, e.g. 'per-tensor symmetric range [-1, 1]'"),
+        "a_calibration": (STRING, "how the build quantises the input, e.g. 'per-tensor symmetric int8, range [0, 1]'"),
+        "a_calibration_zh": (STRING, "the same in Chinese"),
+        "a_nonfinite": (NUMBER, "non-finite values in the golden input (the layer is then not recomputed)"),
+        "sim_note": (STRING, "why the layer was not recomputed from its golden input, when it was not"),
         "sim_level": (STRING, "output (layer recomputed from its golden input) or weights (weights alone)"),
         "sim_config_deviates": (BOOL, "the simulated layer under the build's settings is outside the thresholds "
                                       "(cosine, distance or scale)"),

@@ -2,8 +2,8 @@
 per-channel quantisation and BatchNorm folding problems show up in.
 
 The output-channel axis depends on the consumer: Conv weights are [out, in, kh, kw] (axis 0),
-ConvTranspose [in, out, kh, kw] (axis 1), MatMul's B is [in, out] (axis 1), Gemm's B is [in, out]
-unless transB (then [out, in]).
+ConvTranspose [in, out, kh, kw] (axis 1), MatMul's B is [..., in, out] (the last axis, -1), Gemm's B
+is [in, out] unless transB (then [out, in]). Negative axes count from the end.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def channel_axes(nodes: Iterable[Node]) -> dict[str, int]:
         elif node.op_type == "ConvTranspose":
             axes.setdefault(weight, 1)
         elif node.op_type == "MatMul":
-            axes.setdefault(weight, 1)
+            axes.setdefault(weight, -1)
         elif node.op_type == "Gemm":
             axes.setdefault(weight, 0 if node.attributes.get("transB") else 1)
     return axes
@@ -43,7 +43,7 @@ def weight_stats(name: str, array: np.ndarray, channel_axis: int | None = None) 
     axis = None
     channel_abs_max = None
     if array.ndim in (2, 4) or (channel_axis is not None and array.ndim >= 2):
-        axis = channel_axis if channel_axis is not None and channel_axis < array.ndim else 0
+        axis = channel_axis % array.ndim if channel_axis is not None and -array.ndim <= channel_axis < array.ndim else 0
         other = tuple(a for a in range(array.ndim) if a != axis)
         channel_abs_max = tuple(float(v) for v in np.abs(values).max(axis=other))
     return InitializerStats(name=name, shape=shape, dtype=dtype, min=float(values.min()), max=float(values.max()),

@@ -4,12 +4,14 @@
 ``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``) before it touches the disk, then stages
 each file as a temporary file beside its final place and moves them into place with ``os.replace``:
 a failure while rendering or staging leaves the folder as it was, and a reader never sees half a
-report. Nothing is ever deleted: a folder from an earlier run stays as it was unless overwritten.
+report. The only files ever deleted are remedy files an earlier run wrote (it lists them) that the
+new run does not write again: a remedy is replaced as a whole. Anything else stays as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 from collections.abc import Iterable
@@ -19,12 +21,13 @@ from ..diagnosis import Diagnosis
 from ..errors import UsageError
 from .model import SCHEMA, ReportView
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
-from .view import build_view, check_language
+from .view import REMEDY_FOLDER, build_view, check_language
 
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
 __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "build_view",
-           "get_reporter", "register", "remedy_files", "render", "write_files", "write_reports"]
+           "get_reporter", "register", "remedy_files", "render", "write_files", "write_outputs",
+           "write_reports"]
 
 
 def render(diagnosis: Diagnosis, fmt: str, lang: str = "en") -> str:
@@ -45,7 +48,42 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
         raise UsageError(f"no report format given: choose from {', '.join(REPORTERS)}")
     view = build_view(diagnosis, lang)
     rendered = [(r.filename, r.render(view)) for r in reporters]
-    return _write_all(Path(outdir), rendered + remedy_files(view))
+    return write_outputs(outdir, rendered + remedy_files(view))
+
+
+REMEDY_LIST = f"{REMEDY_FOLDER}/.advisor-files"     # what the last run wrote under remedy/
+
+
+def write_outputs(outdir: str | Path, files: Iterable[tuple[str, str]]) -> list[Path]:
+    """Reports and remedy files, written like ``write_files``; the remedy is replaced as a whole: a
+    file an earlier run wrote under ``remedy/`` (listed in ``remedy/.advisor-files``) that this run
+    does not write is removed, so a 2-step remedy never sits beside an older run's step 3. Nothing
+    advisor did not write is touched."""
+    outdir = Path(outdir)
+    files = list(files)
+    ours = sorted(name for name, _ in files if name.startswith(f"{REMEDY_FOLDER}/"))
+    previous = _listed(outdir)
+    written = _write_all(outdir, files + ([(REMEDY_LIST, json.dumps(ours, indent=1) + "\n")] if ours else []))
+    for name in sorted(previous - set(ours) - ({REMEDY_LIST} if ours else set())):
+        with contextlib.suppress(OSError, ValueError):
+            stale = _inside(outdir, name)
+            stale.unlink(missing_ok=True)
+            folder = stale.parent
+            while folder != outdir and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+    return written[:len(files)]
+
+
+def _listed(outdir: Path) -> set[str]:
+    """The files the last run wrote under remedy/ (and the list itself), from its list."""
+    try:
+        names = json.loads((outdir / REMEDY_LIST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    listed = {n for n in names if isinstance(n, str) and n.startswith(f"{REMEDY_FOLDER}/")} if isinstance(names, list) \
+        else set()
+    return listed | {REMEDY_LIST}
 
 
 def remedy_files(view: ReportView) -> list[tuple[str, str]]:

@@ -34,7 +34,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "root_cause": ("Root cause", "根因"),
     "findings": ("Findings", "发现"),
     "finding": ("Finding", "发现"),
-    "propagation_of": ("Propagation of {cause}", "{cause} 的传播"),
+    "propagation_of": ("Explained by {cause}", "由{cause}解释"),
     "kind": ("Kind", "类型"),
     "op": ("Op", "算子"),
     "index": ("Index", "序号"),
@@ -107,10 +107,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "summary.cause_no_location": ("Most likely root cause: {title}", "最可能的根因：{title}"),
     "summary.note": ("Note: {title} at {location}", "提示：{location}处的{title}"),
     "summary.note_no_location": ("Note: {title}", "提示：{title}"),
-    "summary.propagation_one": ("1 later deviation is explained as its propagation",
-                                "其后 1 处偏差是它的传播"),
-    "summary.propagation_many": ("{n} later deviations are explained as its propagation",
-                                 "其后 {n} 处偏差是它的传播"),
+    "summary.propagation_one": ("1 other finding is explained by it (the same event at its op, or its "
+                                "propagation)", "另有 1 项发现由它解释（同一算子上的同一事件，或其传播）"),
+    "summary.propagation_many": ("{n} other findings are explained by it (the same event at its op, or its "
+                                 "propagation)", "另有 {n} 项发现由它解释（同一算子上的同一事件，或其传播）"),
     "summary.next": ("Next step: {advice}", "下一步：{advice}"),
     "summary.consistent": ("No op crosses the comparison thresholds: the remaining drift is what the data "
                            "types allow, and nothing needs fixing",

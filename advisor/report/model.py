@@ -67,7 +67,7 @@ class FindingGroup:
 
     cause: FindingView
     symptoms: tuple[FindingView, ...]
-    symptoms_heading: str  # "Propagation of FP16 overflow at LayerNorm_3/Pow (op 12)"
+    symptoms_heading: str  # "Explained by FP16 overflow at LayerNorm_3/Pow (op 12)"
 
 
 @dataclass(frozen=True)

@@ -75,13 +75,6 @@ def join_sentences(sentences: list[str], lang: str) -> str:
     return ("" if lang == "zh" else " ").join(parts)
 
 
-def first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (English or Chinese), on one line."""
-    text = oneline(text)
-    end = re.search(r"(?<=[.!?])\s+(?=[A-Z`(\"])|(?<=[。！？])", text)
-    return text[:end.start()].strip() if end else text
-
-
 def oneline(value: Any) -> str:
     return " ".join(str(value).split())
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import CONSISTENT, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
-from .text import first_sentence, fmt_value, join_sentences, oneline
+from .text import fmt_value, join_sentences, oneline
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def _cause_summary(root: FindingView, groups: tuple[FindingGroup, ...], lang: st
     if propagated:
         key = "summary.propagation_one" if propagated == 1 else "summary.propagation_many"
         sentences.append(labels[key].format(n=propagated))
-    sentences.append(labels["summary.next"].format(advice=first_sentence(root.advice.summary)))
+    sentences.append(labels["summary.next"].format(advice=root.advice.summary))
     return join_sentences(sentences, lang)
 
 

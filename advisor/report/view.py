@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import __version__
-from ..advice import BACKENDS, LANGUAGES, render_advice
+from ..advice import BACKENDS, LANGUAGES, preferred_backends, render_advice
 from ..diagnosis import Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
@@ -46,7 +46,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     labels = labels_for(lang)
     ranked = _ranked(diagnosis)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
-    views = {f.id: _finding_view(f, lang, labels, f.id == root_id) for f in ranked}
+    prefer = preferred_backends(diagnosis.backends)
+    views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer) for f in ranked}
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)
     root = views[root_id] if root_id else None
@@ -100,8 +101,9 @@ def _location(op: str | None, index: int | None, labels: Mapping[str, str]) -> s
     return ""
 
 
-def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_root: bool) -> FindingView:
-    advice = render_advice(finding, lang)
+def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_root: bool,
+                  prefer: Sequence[str] = ()) -> FindingView:
+    advice = render_advice(finding, lang, prefer)
     backend_keys = {names[lang]: key for key, names in BACKENDS.items()}
     return FindingView(
         id=finding.id,

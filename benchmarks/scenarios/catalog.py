@@ -208,7 +208,7 @@ def symmetric_attention_probabilities(blocks: tuple[int, ...]) -> Callable:
             build_knobs={"tool": "magicmind", "precision_config": {
                 "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
                 "quantized_layers": list(contexts),
-                "calibration": {"custom_ranges": {c + ":input:0": [-1.0, 1.0] for c in contexts}}})
+                "calibration": {"custom_ranges": {c + ":input:0": [0.0, 1.0] for c in contexts}}})
     return make
 
 

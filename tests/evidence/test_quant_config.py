@@ -79,3 +79,21 @@ def test_bad_values_name_their_field(tmp_path, raw, field):
         config_facts(path)
     assert f"field {field}" in str(error.value) or field in str(error.value)
     assert str(path) in str(error.value)
+
+
+def test_an_unknown_precision_mode_is_a_warning_not_a_guess():
+    s = quant_settings({"precision_config": {"precision_mode": "qint8_mixed_fp16"}})
+    assert s.precision is None and not s.quantized
+    assert "precision_mode 'qint8_mixed_fp16' is not one advisor knows" in s.warnings[0]
+    assert not quant_settings({"precision_mode": "qint8_mixed_float16"}).warnings
+
+
+def test_calibration_may_name_only_its_algorithm():
+    assert quant_settings({"calibration": "percentile"}).calibration == "percentile"
+
+
+def test_a_non_finite_range_is_refused(tmp_path):
+    path = tmp_path / "build.yaml"
+    path.write_text("quantization:\n  ranges: {x: [.nan, 1.0]}\n", encoding="utf-8")
+    with pytest.raises(InputFormatError, match="quantization.ranges.x"):
+        config_facts(path)

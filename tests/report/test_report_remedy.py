@@ -156,7 +156,7 @@ def test_files_are_written_under_remedy_with_a_readme(remedied: Diagnosis, tmp_p
     written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
     expected = {f"remedy/step{s.step}/{backend}/{name}" for s in remedied.remedy.steps
                 for backend, files in s.files.items() for name in files}
-    assert written == {"report.json", "remedy/README.md"} | expected
+    assert written == {"report.json", "remedy/README.md", "remedy/.advisor-files"} | expected
     for step in remedied.remedy.steps:
         for backend, files in step.files.items():
             for name, text in files.items():

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from advisor.advice import first_sentence
 from advisor.diagnosis import Diagnosis, Finding
 from advisor.errors import UsageError
 from advisor.report import build_view
 from advisor.report.labels import TEXTS
-from advisor.report.text import first_sentence
 
 
 def test_verdict_leads_with_the_root_cause(root_cause: Diagnosis) -> None:
@@ -20,7 +20,7 @@ def test_verdict_leads_with_the_root_cause(root_cause: Diagnosis) -> None:
     assert view.severity == "error"
     assert view.headline == "FP16 overflow at LayerNorm_3/Pow (op 12)"
     assert view.summary.startswith("Most likely root cause: FP16 overflow at LayerNorm_3/Pow (op 12). max |x|")
-    assert "3 later deviations are explained as its propagation." in view.summary
+    assert "3 other findings are explained by it (the same event at its op, or its propagation)." in view.summary
     assert view.root_cause is not None and view.root_cause.index == 12 and view.root_cause.is_root_cause
 
 
@@ -46,7 +46,7 @@ def test_symptoms_are_grouped_under_the_cause_that_explains_them(root_cause: Dia
     view = build_view(root_cause, "en")
     assert [g.cause.id for g in view.groups] == ["fp16-overflow@12", "problem-node@57"]
     assert [s.index for s in view.groups[0].symptoms] == [13, 14, 40]
-    assert view.groups[0].symptoms_heading == "Propagation of FP16 overflow at LayerNorm_3/Pow (op 12)"
+    assert view.groups[0].symptoms_heading == "Explained by FP16 overflow at LayerNorm_3/Pow (op 12)"
     assert view.groups[1].symptoms == ()
     assert [f.id for f in view.findings][0] == "fp16-overflow@12"     # every finding, rank order
 

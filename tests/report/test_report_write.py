@@ -124,7 +124,7 @@ def test_html_is_self_contained(root_cause: Diagnosis) -> None:
     assert "<script" not in html and "<link" not in html and "src=" not in html
     # The verdict comes first, then the findings, then the run details.
     assert html.index("FP16 overflow at LayerNorm_3/Pow (op 12)") < html.index("<svg") \
-        < html.index('id="fp16-overflow@12"') < html.index("Propagation of") < html.index("Thresholds used")
+        < html.index('id="fp16-overflow@12"') < html.index("Explained by") < html.index("Thresholds used")
 
 
 def test_html_without_a_series_has_no_plot(single_point: Diagnosis) -> None:
