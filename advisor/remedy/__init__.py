@@ -39,7 +39,7 @@ def remedy_for(root: Finding | None, findings: Sequence[Finding], backends: tupl
     steps = plan_steps(fixes, warnings)
     config = config or {}
     context = BuildContext(quantised=_quantised(steps, network or {}, config), tool=config.get("tool"),
-                           precision_mode=config.get("precision_mode"))
+                           precision_mode=config.get("precision_mode"), weight_only=bool(config.get("weight_only")))
     chosen = resolve_backends(backends, context.tool)
     steps = [replace(step, files=step_files(step, context, chosen)) for step in steps]
     return Remedy(backends=chosen, steps=tuple(steps), quantised=context.quantised), warnings

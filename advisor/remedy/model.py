@@ -87,6 +87,14 @@ class BuildContext:
     quantised: bool
     tool: str | None = None          # the build config's tool (atc, magicmind), when --config was given
     precision_mode: str | None = None
+    weight_only: bool = False        # the build quantises weights only (activations stay in float)
+
+    def weight_only_note(self, tool: str) -> list[str]:
+        """A comment for a static int8 script when the build being fixed is weight-only int8."""
+        if not self.weight_only:
+            return []
+        return [f"# The build this fixes quantises weights only; {tool} below quantises activations too.",
+                "# Compare the result with that in mind, or quantise weights only with your tool's own option."]
 
 
 def parse_settings(text: str, source: str) -> tuple[dict[str, Any], list[str]]:

@@ -426,3 +426,14 @@ def test_module_paths_come_only_from_exporter_scopes() -> None:
     assert module_of("/encoder/layer.0/attention/Softmax") == "encoder.layer.0.attention"
     assert module_of("/Pow") is None and module_of("Pow_4") is None
     assert module_of("/a b/Pow") is None and module_of("/x\n/Pow") is None
+
+
+def test_static_int8_scripts_say_so_when_the_build_is_weight_only() -> None:
+    weight_only = BuildContext(quantised=True, tool="magicmind", precision_mode="qint8_mixed_float16",
+                               weight_only=True)
+    for backend, name in (("onnxruntime", "ort_quantize.py"), ("pytorch", "torch_quantize.py")):
+        text = WRITERS[backend](step(["a"], settings={"weight_quant_granularity": "per_channel"}), weight_only)[name]
+        compile(text, name, "exec")
+        assert "quantises weights only" in text
+        plain = WRITERS[backend](step(["a"], settings={"weight_quant_granularity": "per_channel"}), INT8_BUILD)[name]
+        assert "quantises weights only" not in plain

@@ -22,13 +22,13 @@ CALIBRATION = {"minmax": "MinMax", "percentile": "Percentile", "kl": "Entropy"}
 
 def files(step: RemedyStep, context: BuildContext) -> dict[str, str]:
     if context.quantised:
-        return {QUANTIZE: quantize_script(step)}
+        return {QUANTIZE: quantize_script(step, context)}
     if step.keep:
         return {FLOAT16: float16_script(step)}
     return {}
 
 
-def quantize_script(step: RemedyStep) -> str:
+def quantize_script(step: RemedyStep, context: BuildContext) -> str:
     settings = step.settings
     expressed: list[str] = []
     arguments = ["        model_input,", "        model_output,", "        calibration_data_reader,"]
@@ -69,7 +69,8 @@ def quantize_script(step: RemedyStep) -> str:
         "quantize(model_input, model_output, calibration_data_reader) quantises a float32 ONNX model with the",
         "settings of this step and leaves NODES_TO_EXCLUDE unquantised.",
         '"""',
-        *header(step, "ONNX Runtime"), *notes, *unexpressed(settings, tuple(expressed), "quantize_static"),
+        *header(step, "ONNX Runtime"), *context.weight_only_note("quantize_static"), *notes,
+        *unexpressed(settings, tuple(expressed), "quantize_static"),
         f"from onnxruntime.quantization import {'CalibrationMethod, ' if uses_method else ''}quantize_static",
         "",
         "# ONNX node names to leave unquantised: they run in float32 (the quantiser cannot keep a node in",

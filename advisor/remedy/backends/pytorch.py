@@ -29,7 +29,7 @@ _SCOPE_PART = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*")
 
 def files(step: RemedyStep, context: BuildContext) -> dict[str, str]:
     if context.quantised:
-        return {QUANTIZE: quantize_script(step)}
+        return {QUANTIZE: quantize_script(step, context)}
     if step.keep:
         return {AUTOCAST: autocast_script(step)}
     return {}
@@ -91,7 +91,7 @@ def _run_in_float32(module):
     module.forward = forward_in_float32'''
 
 
-def quantize_script(step: RemedyStep) -> str:
+def quantize_script(step: RemedyStep, context: BuildContext) -> str:
     settings = step.settings
     expressed: list[str] = []
     notes: list[str] = []
@@ -124,7 +124,8 @@ def quantize_script(step: RemedyStep) -> str:
         "modules of MODULES in float; calibrate the result, then torch.ao.quantization.quantize_fx.convert_fx.",
         "Recent PyTorch releases deprecate torch.ao.quantization in favour of torchao's pt2e flow.",
         '"""',
-        *header(step, "PyTorch"), *notes, *unexpressed(settings, tuple(expressed), "torch.ao.quantization"),
+        *header(step, "PyTorch"), *context.weight_only_note("prepare_fx"), *notes,
+        *unexpressed(settings, tuple(expressed), "torch.ao.quantization"),
         "import torch",
         f"from torch.ao.quantization import {', '.join(imports)}",
         "from torch.ao.quantization.quantize_fx import prepare_fx",
