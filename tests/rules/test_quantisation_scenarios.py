@@ -28,6 +28,11 @@ from benchmarks.scenarios.scenario import generate, prepare  # noqa: E402
 QUANT = [s.name for s in catalog.CORPUS
          if s.family in ("quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit")]
 CLEAN = "clean_fp16__byte_transformer__allow_fp32_to_fp16__s0"
+def _first(family: str) -> str:
+    """The first scenario of ``family`` (seed 0)."""
+    return next(name for name in QUANT if name.startswith(family + "__"))
+
+
 QUANT_KINDS = {"quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_sensitive_op",
                "quant_precision_limit", "quant_backend_issue"}
 
@@ -68,7 +73,7 @@ def test_the_quantised_layer_and_the_kind_are_found(generated, name):
 
 
 def test_per_tensor_weights_are_found_from_the_onnx_weights_alone(generated):
-    directory = generated[QUANT[0]]
+    directory = generated[_first("quant_per_tensor")]
     diagnosis = analyse(_options(directory, dumps=False))
     assert diagnosis.root_cause.kind == "quant_per_tensor"
     assert "the weights keep cosine" in diagnosis.root_cause.evidence["en"]
@@ -76,7 +81,7 @@ def test_per_tensor_weights_are_found_from_the_onnx_weights_alone(generated):
 
 def test_without_graph_or_dumps_symmetric_activations_stay_a_problem_node(generated):
     """No golden input, no simulation: the advisor does not guess from op types."""
-    directory = generated[QUANT[3]]
+    directory = generated[_first("quant_symmetric")]
     root = analyse(_options(directory, dumps=False, graph=False)).root_cause
     assert root.kind == "problem_node" and root.op == _label(directory)["op"]
 
@@ -93,7 +98,7 @@ def test_a_clean_run_with_an_int8_config_stays_silent(generated, tmp_path):
 
 def test_a_target_that_does_worse_than_its_config_is_a_backend_issue(generated, tmp_path):
     """The config says per-channel; the target's per-tensor kernel is not what it describes."""
-    directory = generated[QUANT[0]]
+    directory = generated[_first("quant_per_tensor")]
     build = json.loads((directory / "build.json").read_text(encoding="utf-8"))
     build["precision_config"]["weight_quant_granularity"] = "per_channel"
     config = tmp_path / "build.json"
@@ -104,7 +109,7 @@ def test_a_target_that_does_worse_than_its_config_is_a_backend_issue(generated, 
 
 
 def test_layers_are_ranked_by_their_own_error_and_facts_fit_the_schema(generated):
-    directory = generated[QUANT[3]]
+    directory = generated[_first("quant_symmetric")]
     (csv,) = directory.glob("result_*.csv")
     table = read_comparison(csv)
     thresholds = load_thresholds()
@@ -135,7 +140,7 @@ def _simulation(name: str, folder: Path, change=None) -> Path:
 
 def test_a_simulation_showing_the_same_error_names_a_precision_limit(generated, tmp_path):
     """No dumps, no graph: the framework's simulation alone says the layer cannot hold int8."""
-    name = next(n for n in QUANT if n.startswith("quant_precision_limit"))
+    name = _first("quant_precision_limit")
     directory = generated[name]
     options = _options(directory, dumps=False, graph=False)
     options.simulation = _simulation(name, tmp_path)
@@ -148,7 +153,7 @@ def test_a_simulation_showing_the_same_error_names_a_precision_limit(generated, 
 def test_a_clean_simulation_of_the_configured_build_is_a_backend_issue(generated, tmp_path):
     """The config says per-channel and the framework's per-channel simulation is clean; the target's
     weights were quantised per tensor anyway."""
-    name = QUANT[0]
+    name = _first("quant_per_tensor")
     directory = generated[name]
     build = json.loads((directory / "build.json").read_text(encoding="utf-8"))
     build["precision_config"]["weight_quant_granularity"] = "per_channel"
