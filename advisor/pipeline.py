@@ -17,7 +17,7 @@ from .errors import UsageError
 from .evidence.config import config_fact, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
-from .evidence.quant_config import quant_settings
+from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
@@ -66,17 +66,18 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     params = parse_param_overrides(options.params, rules)
     thresholds = load_thresholds(options.thresholds)
+    build = _build_config(options.build_config)
     graph = read_graph(options.graph) if options.graph else None
     fusion = read_fusion_result(options.fusion) if options.fusion else None
     table = read_dump_pair(options.bench, options.target) if options.bench else read_comparison(
         options.comparison, options.comparison_format, options.mapping)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
-    evidence = _evidence(options, table, facts, graph, thresholds)
+    evidence = _evidence(options, table, facts, graph, thresholds, build)
     result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
-    config = next((f for f in evidence if f.get("fact") == "config"), None)
+    config = build[0] if build else None
     remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
     return Diagnosis(
         root_cause=root,
@@ -119,25 +120,29 @@ def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None
     return facts.join.neighbourhood(int(position), facts.ops) if isinstance(position, (int, np.integer)) else None
 
 
+def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
+    """The build config's ``config`` fact and its quantisation settings, read (and checked) before
+    the comparison is."""
+    if path is None:
+        return None
+    raw = read_build_config(path)
+    settings = quant_settings(raw, path)
+    return config_fact(raw, source=path, settings=settings), settings
+
+
 def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, graph: Graph | None,
-              thresholds: Thresholds) -> list[dict]:
+              thresholds: Thresholds, build: tuple[dict, QuantSettings] | None) -> list[dict]:
     """Facts from the build config, the tensor probes of the inputs (with dumps), and the evidence
     on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
-    if not options.build_config:
-        config, raw = [], None
-    else:
-        raw = read_build_config(options.build_config)
-        config = [config_fact(raw, source=options.build_config)]
-    golden_inputs = GoldenInputs(*options.dumps, table) if options.dumps else None
-    out = list(config)
+    config, settings = build if build else (None, None)
+    out = [config] if config else []
     if options.dumps:
-        out += evidence_facts(*options.dumps, table, facts.network, config[0] if config else None,
-                              input_nodes=options.input_nodes)
-    if raw is not None:
+        out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes)
+    if settings is not None:
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
-                              else None, golden_input=golden_inputs, simulation=simulated)
-        settings = quant_settings(raw, options.build_config)
+                              else None, golden_input=GoldenInputs(*options.dumps, table) if options.dumps else None,
+                              simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
     return out

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import InputFormatError
 from ..yamlfile import parse_yaml
-from .quant_config import quant_settings
+from .quant_config import QuantSettings, quant_settings
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
                              "graph_shape_mutable", "onnx"})
@@ -52,8 +52,10 @@ def read_build_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def config_fact(raw: dict[str, Any], source: Path | None = None) -> dict[str, Any]:
-    """The ``config`` fact of a build config mapping (see FACT_FIELDS['config'])."""
+def config_fact(raw: dict[str, Any], source: Path | None = None, settings: QuantSettings | None = None
+                ) -> dict[str, Any]:
+    """The ``config`` fact of a build config mapping (see FACT_FIELDS['config']); ``settings``: its
+    quantisation settings when the caller has them already."""
     where = source
     tool = str(raw.get("tool") or _guess_tool(raw)).lower()
     fact: dict[str, Any] = {"id": "config", "fact": "config", "tool": tool}
@@ -67,7 +69,7 @@ def config_fact(raw: dict[str, Any], source: Path | None = None) -> dict[str, An
     for knob in ("input_format", "keep_dtype", "modify_mixlist"):
         if raw.get(knob) is not None:
             fact[knob] = _text(raw[knob], knob, where)
-    fact.update(quant_settings(raw, source).fields())
+    fact.update((settings or quant_settings(raw, source)).fields())
     insert_bn = _flag(raw.get("insert_bn_before_firstnode", False), "insert_bn_before_firstnode", where)
     fact["insert_bn_before_firstnode"] = insert_bn
     mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)

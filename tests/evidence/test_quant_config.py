@@ -97,3 +97,9 @@ def test_a_non_finite_range_is_refused(tmp_path):
     path.write_text("quantization:\n  ranges: {x: [.nan, 1.0]}\n", encoding="utf-8")
     with pytest.raises(InputFormatError, match="quantization.ranges.x"):
         config_facts(path)
+
+
+def test_a_bad_build_config_stops_the_run_before_the_comparison_is_read(run_cli, tmp_path):
+    config = _write(tmp_path, {"quantization": {"weights": {"granularity": "per_row"}}})
+    result = run_cli(tmp_path / "missing_result.csv", "--config", config)
+    assert result.code == 2 and "quantization.weights.granularity" in result.err and "missing_result" not in result.err
