@@ -136,13 +136,14 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
     config, settings = build if build else (None, None)
     out = [config] if config else []
+    dumps = GoldenInputs(*options.dumps, table) if options.dumps else None   # scanned once for both uses
     if options.dumps:
-        out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes)
+        out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
+                              dumps=dumps)
     if settings is not None:
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
-                              else None, golden_input=GoldenInputs(*options.dumps, table) if options.dumps else None,
-                              simulation=simulated)
+                              else None, golden_input=dumps, simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
     return out

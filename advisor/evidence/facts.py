@@ -35,7 +35,7 @@ __all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "rea
 
 def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, network: dict,
                    build_config: dict | None, *, ops: Sequence[str] = (),
-                   input_nodes: Sequence[str] = ()) -> list[dict]:
+                   input_nodes: Sequence[str] = (), dumps: GoldenInputs | None = None) -> list[dict]:
     """One ``evidence`` fact per probed tensor.
 
     - ``golden_dir`` / ``target_dir``: the dump folders the comparison was made from (any naming
@@ -46,11 +46,13 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
       (AIPP files it references are then not read), or None.
     - ``ops``: names of other ops whose inputs to probe too; ``input_nodes``: the network input
       ops when the user named them (default: Data-like ops, else the first op's inputs).
+    - ``dumps``: the same folders as a :class:`GoldenInputs` another consumer uses too, so they are
+      scanned, and the comparison's pairing planned, once.
     """
-    golden, target = scan_folder(Path(golden_dir), "golden"), scan_folder(Path(target_dir), "target")
+    dumps = dumps or GoldenInputs(golden_dir, target_dir, table)
     config = _config(build_config)
     rows = _probed_rows(table.frame, ops, input_nodes)
-    located = _locate(rows, golden, target)
+    located = dumps.locate(rows)
     facts = []
     for row, (target_file, golden_file, why) in zip(rows.to_dict("records"), located, strict=True):
         fact = _identity(row, network)
@@ -97,17 +99,20 @@ def _identity(row: dict[str, Any], network: dict) -> dict[str, Any]:
 
 
 class GoldenInputs:
-    """The golden tensor of an op's input, loaded on demand: ``inputs(op, slot)`` -> array or None.
+    """The dump folders of a comparison, scanned once: ``inputs(op, slot)`` -> the golden tensor of
+    an op's input (or None), and :meth:`locate` for rows of the table.
 
-    The quantisation evidence (:mod:`advisor.evidence.layers`) recomputes a layer from its golden
-    input and needs only a few tensors of a large dump folder; the folders are scanned once and the
-    comparison's pairing is planned at most once."""
+    The input probes and the quantisation evidence (:mod:`advisor.evidence.layers`, which recomputes
+    a layer from its golden input) need a few tensors of a possibly large dump folder: the folders
+    are scanned on first use and the comparison's pairing (which fingerprints every dump) is planned
+    at most once, whoever asks first."""
 
     def __init__(self, golden_dir: Path, target_dir: Path, table: ComparisonTable) -> None:
         self.dirs = (Path(golden_dir), Path(target_dir))
-        self.folders: tuple[DumpFolder, DumpFolder] | None = None    # scanned on first use
         self.frame = table.frame
-        self.planned: dict[tuple[str, str, str], DumpFile | None] | None = None
+        self._folders: tuple[DumpFolder, DumpFolder] | None = None
+        self._keys: tuple[dict, dict] | None = None
+        self._planned: dict[tuple[str, str, str], DumpFile | None] | None = None
 
     def __call__(self, op: str, slot: int) -> np.ndarray | None:
         frame = self.frame
@@ -115,38 +120,45 @@ class GoldenInputs:
                      & (frame["slot"].astype(str) == str(slot))].head(1)
         if rows.empty:
             return None
-        if self.folders is None:
-            self.folders = (scan_folder(self.dirs[0], "golden"), scan_folder(self.dirs[1], "target"))
-        ((_, golden_file, _),) = _locate(rows, *self.folders, self)
+        ((_, golden_file, _),) = self.locate(rows)
         return load_dump(golden_file.path) if golden_file is not None else None
 
+    def locate(self, rows: pd.DataFrame) -> list[tuple[DumpFile | None, DumpFile | None, str]]:
+        """(target file, golden file, why not found) per row. A Data op's output pairs with the golden
+        dump of its GroundTruth name; any other input goes through the comparison's pairing (lineage)."""
+        golden_files, target_files = self._by_key()
+        found = []
+        for row in rows.to_dict("records"):
+            key = (safe_name(str(row["op_name"])), str(row["io"]), str(row["slot"]))
+            target_file = target_files.get(key)
+            if target_file is None:
+                found.append((None, None, f"no target dump for {row['tensor_id']}"))
+                continue
+            golden_file = None
+            ground_truth = row["golden_ops"]
+            if row["io"] == "output" and isinstance(ground_truth, str) and ground_truth != "*":
+                golden_file = golden_files.get((safe_name(ground_truth.split(",")[-1]), "output", str(row["slot"])))
+            if golden_file is None:
+                golden_file = self._plan().get(key)
+            found.append((target_file, golden_file,
+                          "" if golden_file else f"no golden dump pairs with {row['tensor_id']}"))
+        return found
 
-def _locate(rows: pd.DataFrame, golden: DumpFolder, target: DumpFolder, cache: GoldenInputs | None = None
-            ) -> list[tuple[DumpFile | None, DumpFile | None, str]]:
-    """(target file, golden file, why not found) per row. A Data op's output pairs with the golden
-    dump of its GroundTruth name; any other input goes through the comparison's pairing (lineage)."""
-    target_files = target.by_key()
-    golden_files = golden.by_key()
-    planned = cache.planned if cache is not None else None
-    found = []
-    for row in rows.to_dict("records"):
-        key = (safe_name(str(row["op_name"])), str(row["io"]), str(row["slot"]))
-        target_file = target_files.get(key)
-        if target_file is None:
-            found.append((None, None, f"no target dump for {row['tensor_id']}"))
-            continue
-        golden_file = None
-        ground_truth = row["golden_ops"]
-        if row["io"] == "output" and isinstance(ground_truth, str) and ground_truth != "*":
-            golden_file = golden_files.get((safe_name(ground_truth.split(",")[-1]), "output", str(row["slot"])))
-        if golden_file is None:
-            if planned is None:
-                planned = _planned_goldens(golden, target)
-                if cache is not None:
-                    cache.planned = planned
-            golden_file = planned.get(key)
-        found.append((target_file, golden_file, "" if golden_file else f"no golden dump pairs with {row['tensor_id']}"))
-    return found
+    def _scanned(self) -> tuple[DumpFolder, DumpFolder]:
+        if self._folders is None:
+            self._folders = (scan_folder(self.dirs[0], "golden"), scan_folder(self.dirs[1], "target"))
+        return self._folders
+
+    def _by_key(self) -> tuple[dict, dict]:
+        if self._keys is None:
+            golden, target = self._scanned()
+            self._keys = (golden.by_key(), target.by_key())
+        return self._keys
+
+    def _plan(self) -> dict[tuple[str, str, str], DumpFile | None]:
+        if self._planned is None:
+            self._planned = _planned_goldens(*self._scanned())
+        return self._planned
 
 
 def _planned_goldens(golden: DumpFolder, target: DumpFolder) -> dict[tuple[str, str, str], DumpFile | None]:
