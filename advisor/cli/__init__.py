@@ -7,28 +7,39 @@ usage (one line on stderr naming the file and the problem), 3 an internal error 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from .. import __version__
 from ..errors import AdvisorError
-from . import batch as batch_command
-from . import compare as compare_command
-from . import diff as diff_command
-from . import history as history_command
-from . import node as node_command
-from . import ops as ops_command
-from . import rules as rules_command
-from . import run as run_command
-from . import tensor as tensor_command
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
-# name -> module with add_parser(subparsers) and execute(args) -> int
-COMMANDS = {"run": run_command, "rules": rules_command, "batch": batch_command, "history": history_command,
-            "compare": compare_command}
-COMMANDS.update(ops=ops_command, node=node_command, tensor=tensor_command, diff=diff_command)
+# name -> (module in this package with add_parser(subparsers) and execute(args) -> int, one-line help).
+# A command's module, and what it imports (pandas, numpy, the rule engine, jinja2), is loaded only when
+# that command is on the command line: `advisor --help` and `--version` need none of it.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "analyse a comparison result and write reports"),
+    "rules": ("rules", "validate, test, list, show and document rule packs"),
+    "batch": ("batch", "analyse many comparisons (manifest or folder scan), keep a history, write an index"),
+    "history": ("history", "list batch runs, show one, diff two"),
+    "compare": ("compare", "compare golden and target dumps into an msaccucmp result CSV"),
+    "ops": ("ops", "list the ops of a comparison, filtered and in execution order"),
+    "node": ("node", "everything known about one op"),
+    "tensor": ("tensor", "statistics and a histogram of one tensor (.npy)"),
+    "diff": ("diff", "compare two tensors: metrics, tolerance, worst elements, probes"),
+}
+
+
+def command_help(name: str) -> str:
+    return COMMANDS[name][1]
+
+
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f".{COMMANDS[name][0]}", __name__)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,19 +47,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Every command with its options; given ``argv``, only the command it names is loaded and the
+    others are listed by their one-line help (enough for ``advisor --help``)."""
     parser = _Parser(prog="advisor", description="Explain why a network's numbers drifted after migration.")
     parser.add_argument("--version", action="version", version=f"advisor {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in COMMANDS.values():
-        module.add_parser(subparsers)
+    named = next((arg for arg in argv if not arg.startswith("-")), None) if argv is not None else None
+    for name in COMMANDS:
+        if argv is None or name == named:
+            command_module(name).add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, help=command_help(name))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     try:
-        return COMMANDS[args.command].execute(args)
+        return command_module(args.command).execute(args)
     except AdvisorError as exc:
         print(f"advisor: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code

@@ -18,6 +18,7 @@ from ..batch.records import JobOutcome
 from ..batch.scan import DEFAULT_PATTERN
 from ..config import load_config
 from ..errors import UsageError
+from . import command_help
 from .run import parse_formats
 
 # Options of `advisor run` that a --scan batch takes from the command line (a manifest says them itself).
@@ -27,7 +28,7 @@ SCAN_OPTIONS = ("rules", "no_builtin_rules", "input_nodes", "threshold", "params
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "batch", help="analyse many comparisons (manifest or folder scan), keep a history, write an index",
+        "batch", help=command_help("batch"),
         description="Analyse every job of a manifest, or every comparison result under a folder, in parallel. "
                     "Unchanged jobs are skipped, results go to a history database as they finish (a killed "
                     "batch resumes), and index.html + digest.md lead with regressions.")

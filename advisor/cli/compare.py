@@ -8,13 +8,14 @@ from pathlib import Path
 
 from ..compare.runner import CompareOptions, CompareSummary, compare_dumps, journal_path
 from ..errors import UsageError
+from . import command_help
 
 EXIT_INTERRUPTED = 130
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "compare", help="compare golden and target dumps into an msaccucmp result CSV",
+        "compare", help=command_help("compare"),
         description="Pair the tensors of two dump folders (Ascend NPU numpy dumps, TF-style golden .npy, "
                     "msprobe .npy), compute the ten msaccucmp metrics and write a result CSV that "
                     "`advisor run` reads. An interrupted run resumes when started again.")

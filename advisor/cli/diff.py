@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..inspect.common import fmt, load_array, paint, render_table, resolve_tensor_file, use_colour
 from ..inspect.diff import DiffReport, diff_tensors
+from . import command_help
 
 PROBE_KEYS = ("layout_match", "layout_fit", "layout_confidence", "channel_order", "channel_confidence",
               "norm_relation", "norm_fit", "norm_confidence", "scale_factor", "norm_known", "geometry_label",
@@ -17,7 +18,7 @@ PROBE_KEYS = ("layout_match", "layout_fit", "layout_confidence", "channel_order"
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "diff", help="compare two tensors: metrics, tolerance, worst elements, probes",
+        "diff", help=command_help("diff"),
         description="A is the golden (reference) tensor, B the target. Prints the ten msaccucmp metrics, "
                     "allclose, the share of elements beyond atol + rtol * |A|, the worst elements with "
                     "their coordinates and the channel / layout / affine probes. With --dumps DIR, A and B "

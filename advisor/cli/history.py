@@ -25,13 +25,14 @@ from ..batch.store import HistoryStore, ResultRow, RunRow
 from ..engine.conditions import suggest
 from ..errors import UsageError
 from ..report.text import fmt_value
+from . import command_help
 
 ACTIONS = ("list", "show", "diff")
 DEFAULT_DB = Path(DEFAULT_OUTPUT) / HISTORY_FILE
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("history", help="list batch runs, show one, diff two",
+    parser = subparsers.add_parser("history", help=command_help("history"),
                                    description="Read the history of `advisor batch`: runs, a run's jobs, and what "
                                                "is new, fixed or persists between two runs.")
     parser.add_argument("action", nargs="?", default="list", choices=ACTIONS,

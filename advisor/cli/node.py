@@ -13,11 +13,12 @@ from ..graph import read_graph
 from ..ingest import read_comparison
 from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
 from ..inspect.node import NodeReport, inspect_node
+from . import command_help
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "node", help="everything known about one op",
+        "node", help=command_help("node"),
         description="Type, fused-from ops and fusion passes, attributes, input and output tensors with their "
                     "metrics, predecessors and successors (with --graph) and the findings that mention it. "
                     "NAME is an op name (fuzzy: a unique substring will do), a golden op it was fused from, "

@@ -11,11 +11,12 @@ from ..graph import read_graph
 from ..ingest import read_comparison
 from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
 from ..inspect.ops import OpSummary, list_ops
+from . import command_help
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "ops", help="list the ops of a comparison, filtered and in execution order",
+        "ops", help=command_help("ops"),
         description="One line per op: index, type, name, fused-from ops and its worst input and output "
                     "metrics (lowest cosine, highest errors). Names and types match fuzzily (case and "
                     "separators ignored).")

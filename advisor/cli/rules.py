@@ -18,10 +18,11 @@ from ..errors import UsageError
 from ..facts.providers import load_providers
 from ..report.labels import labels_for
 from ..resources import data_dir
+from . import command_help
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("rules", help="validate, test, list, show and document rule packs")
+    parser = subparsers.add_parser("rules", help=command_help("rules"))
     actions = parser.add_subparsers(dest="rules_command", required=True)
     packs_help = "pack folders or files (default: the built-in and installed packs)"
     for name, help_text in (("validate", "report every mistake in a pack, with file, line and column"),

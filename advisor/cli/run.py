@@ -15,12 +15,13 @@ from ..facts.builder import DEFAULT_MAX_OP_FACTS
 from ..pipeline import AnalysisOptions, analyse
 from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
+from . import command_help
 
 DEFAULT_OUTDIR = "advisor-report"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("run", help="analyse a comparison result and write reports",
+    parser = subparsers.add_parser("run", help=command_help("run"),
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
                                                "reports.")
     parser.add_argument("input", type=Path, nargs="?",

@@ -8,11 +8,12 @@ from pathlib import Path
 
 from ..inspect.common import fmt, load_array, paint, resolve_tensor_file, use_colour
 from ..inspect.tensor import TensorSummary, histogram_lines, summarise_tensor, write_text
+from . import command_help
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "tensor", help="statistics and a histogram of one tensor (.npy)",
+        "tensor", help=command_help("tensor"),
         description="Shape, dtype, min/max/mean/std, NaN/inf counts, FP16 range usage and a histogram. "
                     "FILE is an .npy file, or with --dumps DIR an op name (`conv1`, `conv1:input:0`).")
     parser.add_argument("file", metavar="FILE", help=".npy file, or an op name with --dumps")

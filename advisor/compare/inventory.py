@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
+from ..filekind import sniff
 from .dump_names import NAMINGS, DumpName, parse_dump_name
 
 
@@ -60,6 +61,9 @@ def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
             else:
                 shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
     except (OSError, ValueError) as exc:
+        kind = sniff(path) if path.is_file() else None
+        if kind is not None and not kind.is_a("npy"):
+            raise InputFormatError(f"is {kind.description}, not an .npy dump", path=path) from None
         raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
     if dtype.hasobject:
         raise InputFormatError("holds Python objects, not a tensor", path=path)

@@ -25,13 +25,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..progress import ProgressBar
 from .fusion import FusionMap, read_fusion_map
 from .inventory import DumpFolder, scan_folder
 from .journal import Journal, run_signature
 from .lineage import TensorPrint, fingerprint, load_dump
 from .msaccucmp_csv import PairMetrics, format_row, pair_metrics, result_file_name, write_result_rows
 from .pairing import Plan, PlannedRow, golden_shapes, plan_rows, target_ops, target_shapes
-from .progress import ProgressBar
 from .tuning import single_threaded_blas, start_worker
 
 BATCH_ITEMS = 32               # most tensors one worker task handles

@@ -27,8 +27,8 @@ from advisor.ingest.generic_csv import GenericCsvReader, load_mapping
 from advisor.ingest.msprobe_dump import DumpPairEntry, read_dump_pair
 from advisor.ingest.table import ComparisonTable
 
-__all__ = ["ComparisonTable", "Reader", "known_formats", "load_mapping", "read_comparison", "read_dump_pair",
-           "register_reader"]
+__all__ = ["ComparisonTable", "Reader", "detect_format", "known_formats", "load_mapping", "read_comparison",
+           "read_dump_pair", "register_reader"]
 
 SNIFF_BYTES = 64 * 1024
 
@@ -137,6 +137,11 @@ def _header_fields(path: Path, head: bytes, encoding: str, size: int) -> list[st
     return [field.strip() for field in next(csv.reader([first]))]
 
 
+def detect_format(header_fields: Sequence[str]) -> str | None:
+    """The name of the comparison format whose header this is, or None (see advisor/filekind.py)."""
+    return next((reader.name for reader in _READERS.values() if reader.matches(header_fields)), None)
+
+
 def _reader_named(name: str) -> Reader:
     if name not in _READERS:
         raise UsageError(f"unknown format {name!r}; known formats: {', '.join(_READERS)}")
@@ -144,9 +149,9 @@ def _reader_named(name: str) -> Reader:
 
 
 def _detect(path: Path, fields: list[str]) -> Reader:
-    for reader in _READERS.values():
-        if reader.matches(fields):
-            return reader
+    name = detect_format(fields)
+    if name is not None:
+        return _READERS[name]
     shown = ",".join(fields)
     if len(shown) > 80:
         shown = shown[:77] + "..."

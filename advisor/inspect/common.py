@@ -17,6 +17,7 @@ import numpy as np
 from ..compare.dump_names import safe_name
 from ..compare.inventory import DumpFile, scan_folder
 from ..errors import InputFormatError, UsageError
+from ..filekind import FileKind, sniff
 from ..ingest.table import METRIC_COLUMNS
 
 #: Metrics where higher is better (a threshold is a floor); every other metric is an error (a ceiling).
@@ -140,22 +141,36 @@ def resolve_tensor_file(ref: str, dumps: Path | None) -> Path:
 
 
 def load_array(path: Path) -> np.ndarray:
-    """An ``.npy`` tensor, or a text export written by ``advisor tensor --txt``."""
+    """An ``.npy`` tensor, or a text export written by ``advisor tensor --txt``; any other file is
+    an InputFormatError saying what the file is instead (advisor/filekind.py)."""
     path = Path(path)
     if not path.is_file():
         raise InputFormatError("file not found", path=path)
-    if path.suffix.lower() in (".txt", ".csv"):
+    kind = sniff(path)
+    if kind.is_a("tensor-text"):
         from .tensor import read_text
         return read_text(path)
+    if not kind.is_a("npy"):
+        raise not_a_tensor(path, kind)
     try:
         array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputFormatError(f"a damaged .npy file ({exc})", path=path) from None
     if not isinstance(array, np.ndarray) or array.dtype.hasobject:
         raise InputFormatError("holds no numeric tensor", path=path)
     if array.dtype.kind not in "biuf":
         raise InputFormatError(f"holds {array.dtype} data, not numbers", path=path)
     return array
+
+
+def not_a_tensor(path: Path, kind: FileKind) -> InputFormatError:
+    """``x.csv: is a comparison CSV (msaccucmp), not a tensor: ...`` with what to do instead."""
+    hint = {"comparison": ": analyse it with advisor run, or list its ops with advisor ops",
+            "csv": " (a tensor is an .npy file, or the text export of advisor tensor --txt)",
+            "text": " (a tensor is an .npy file, or the text export of advisor tensor --txt)",
+            "json": "; two msprobe dump.json files are compared with advisor run --bench A --target B"}
+    return InputFormatError(f"is {kind.description}, not a tensor{hint.get(kind.name, ' (.npy expected)')}",
+                            path=path)
 
 
 # --- terminal rendering -----------------------------------------------------------------------------

@@ -75,5 +75,5 @@ def test_missing_and_empty_folders_are_input_errors(tmp_path):
 
 def test_a_file_that_is_not_numpy_is_an_input_error(tmp_path):
     (tmp_path / "Relu.relu_1.3.0.100.output.0.npy").write_bytes(b"garbage")
-    with pytest.raises(InputFormatError, match="not a readable .npy"):
+    with pytest.raises(InputFormatError, match="is a text file, not an .npy dump"):
         scan_folder(tmp_path, "target")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 
 import numpy as np
@@ -12,7 +11,6 @@ import pytest
 from advisor.cli import main
 from advisor.compare import runner
 from advisor.compare.journal import Journal
-from advisor.compare.progress import ProgressBar
 from advisor.compare.runner import CompareOptions, compare_dumps, journal_path, output_path
 from advisor.errors import InputFormatError
 from benchmarks.compare import write_dumps
@@ -97,18 +95,6 @@ def test_a_folder_output_gets_a_timestamped_name_and_a_stable_journal(tmp_path):
     assert output_path(folder).name.startswith("result_") and output_path(folder).suffix == ".csv"
     assert journal_path(folder) == folder / ".advisor-compare.journal"
     assert journal_path(tmp_path / "r.csv") == tmp_path / "r.csv.journal"
-
-
-def test_the_progress_bar_counts_and_rates():
-    stream = io.StringIO()
-    bar = ProgressBar("comparing pairs", 4, stream=stream, enabled=True)
-    for _ in range(4):
-        bar.advance()
-    bar.close()
-    assert "comparing pairs" in stream.getvalue() and "4/4" in stream.getvalue()
-    quiet = io.StringIO()
-    ProgressBar("x", 3, stream=quiet).close()          # not a terminal: draws nothing
-    assert quiet.getvalue() == ""
 
 
 def test_batches_bound_items_and_bytes(monkeypatch):

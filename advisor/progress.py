@@ -1,0 +1,66 @@
+"""Progress on stderr for anything that can take more than a couple of seconds (``advisor run`` on a
+large input, ``advisor compare``, ``advisor batch``): one bar, drawn by tqdm.
+
+Drawn only when stderr is a terminal and ``CI`` is not set, so pipes, logs and CI output carry no
+carriage returns; ``enabled=True`` forces it (``advisor compare --progress``). A bar with ``delay``
+appears only once the work has taken that long, so quick runs print nothing extra. tqdm is imported
+when a bar is made, never when the command line is parsed (``advisor --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+
+def wanted(stream: TextIO | None = None) -> bool:
+    """True when a bar on ``stream`` (default stderr) would be seen by a person."""
+    stream = stream or sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("CI")
+
+
+class ProgressBar:
+    """``total`` steps (jobs, tensor pairs, pipeline stages); ``label`` says what is being done."""
+
+    def __init__(self, label: str, total: int, *, stream: TextIO | None = None, enabled: bool | None = None,
+                 done: int = 0, unit: str = "it", delay: float = 0.0, leave: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = wanted(self.stream) if enabled is None else enabled
+        self._bar: Any = None
+        self._staged = False
+        if self.enabled:
+            from tqdm import tqdm
+            self._bar = tqdm(total=total, initial=done, desc=label, unit=unit, file=self.stream, delay=delay,
+                             dynamic_ncols=True, leave=leave, mininterval=0.1)
+
+    def advance(self, count: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.update(count)
+
+    def stage(self, label: str) -> None:
+        """Name the step now running and count the previous one as done (a pipeline's stages)."""
+        if self._bar is not None:
+            if self._staged:
+                self._bar.update(1)
+            self._bar.set_description_str(label)
+        self._staged = True
+
+    def write(self, line: str, stream: TextIO | None = None) -> None:
+        """Print a line (to stdout by default) without tearing the bar."""
+        target = stream or sys.stdout
+        if self._bar is not None:
+            self._bar.write(line, file=target)
+        else:
+            print(line, file=target, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
