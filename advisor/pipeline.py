@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +56,15 @@ class AnalysisOptions:
     backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
 
 
-def analyse(options: AnalysisOptions) -> Diagnosis:
+# What analyse() reports to its ``stage`` callback, in order (a progress bar counts them).
+STAGES = ("reading rule packs", "reading inputs", "building facts", "gathering evidence", "firing rules",
+          "ranking findings")
+
+
+def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None) -> Diagnosis:
+    """``stage`` is called with each name of STAGES as that step starts (for a progress bar)."""
+    stage = stage or (lambda name: None)
+    stage(STAGES[0])
     # Validate everything the user controls before the (possibly large) input is read.
     # Plugins first: their fact kinds must be known before rule packs that use them are validated.
     if options.simulation is not None and options.build_config is None:
@@ -67,14 +76,19 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     params = parse_param_overrides(options.params, rules)
     thresholds = load_thresholds(options.thresholds)
     build = _build_config(options.build_config)
+    stage(STAGES[1])
     graph = read_graph(options.graph) if options.graph else None
     fusion = read_fusion_result(options.fusion) if options.fusion else None
     table = read_dump_pair(options.bench, options.target) if options.bench else read_comparison(
         options.comparison, options.comparison_format, options.mapping)
+    stage(STAGES[2])
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
+    stage(STAGES[3])
     evidence = _evidence(options, table, facts, graph, thresholds, build)
+    stage(STAGES[4])
     result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
+    stage(STAGES[5])
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
     config = build[0] if build else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, TextIO
 
 
@@ -25,6 +26,7 @@ class ProgressBar:
 
     def __init__(self, label: str, total: int, *, stream: TextIO | None = None, enabled: bool | None = None,
                  done: int = 0, unit: str = "it", delay: float = 0.0, leave: bool = True) -> None:
+        self.label = label
         self.stream = stream or sys.stderr
         self.enabled = wanted(self.stream) if enabled is None else enabled
         self._bar: Any = None
@@ -38,13 +40,22 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.update(count)
 
-    def stage(self, label: str) -> None:
-        """Name the step now running and count the previous one as done (a pipeline's stages)."""
+    def stage(self, name: str) -> None:
+        """Name the step now running and count the previous one as done (a pipeline's stages). The
+        bar is redrawn here, so with ``delay`` it shows from the first step that starts after it."""
         if self._bar is not None:
+            bar = self._bar
+            bar.set_description_str(f"{self.label}: {name}", refresh=False)
             if self._staged:
-                self._bar.update(1)
-            self._bar.set_description_str(label)
+                bar.n += 1
+            if time.time() - bar.start_t >= bar.delay:     # stages are few and slow: draw each one
+                bar.refresh()
         self._staged = True
+
+    def set_total(self, total: int) -> None:
+        if self._bar is not None and self._bar.total != total:
+            self._bar.total = total
+            self._bar.refresh()
 
     def write(self, line: str, stream: TextIO | None = None) -> None:
         """Print a line (to stdout by default) without tearing the bar."""

@@ -15,7 +15,10 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from ..advice import load_page
+from ..errors import AdvisorError
 from ..report import write_files
+from ..report.labels import labels_for, plural
 from ..report.reporters import environment, templates_dir
 from ..report.text import fmt_value
 from .changes import FindingChanges
@@ -38,8 +41,10 @@ class JobRow:
     status: str                      # ok | unchanged | failed
     status_label: str
     tone: str                        # ok | error | warning | info | failed: colour of the verdict
-    verdict: str                     # the report's verdict, or "failed"
+    verdict: str                     # the report's verdict kind ("problem_node", "consistent"), or "failed"
+    verdict_label: str               # the same as a reader says it ("Problem node", "Consistent", "failed")
     previous_verdict: str | None
+    previous_label: str | None
     root: str | None                 # "Conv_3 (op 3)"
     cosine: str
     previous_cosine: str | None
@@ -89,7 +94,8 @@ def build_index_view(overview: RunOverview, output: Path, packs: Sequence[tuple[
     run = overview.run
     totals = {"jobs": len(rows), "analysed": overview.count("ok"), "unchanged": overview.count("unchanged"),
               "failed": overview.count("failed"), "regressions": len(overview.regressions),
-              "recovered": len(overview.where("recovered")), "changed": len(overview.where("changed"))}
+              "recovered": len(overview.where("recovered")), "changed": len(overview.where("changed")),
+              "with_verdict": sum(row.status != "failed" for row in rows)}
     return IndexView(title=run.title, run_id=run.id, started_at=run.started_at, finished_at=run.finished_at,
                      version=run.advisor_version, workers=run.workers, resumed=run.resumed, totals=totals,
                      regressions=of(overview.regressions), failures=of(overview.failures),
@@ -121,7 +127,9 @@ def _row(job: JobState, output: Path, link_base: str | None) -> JobRow:
         name=job.name, status=result.status, status_label=STATUS_LABELS[result.status],
         tone=("ok" if verdict.severity == "ok" else verdict.severity) if verdict else "failed",
         verdict=verdict.verdict if verdict else "failed",
+        verdict_label=verdict_label(verdict.verdict) if verdict else "failed",
         previous_verdict=previous.verdict.verdict if previous and previous.verdict else None,
+        previous_label=verdict_label(previous.verdict.verdict) if previous and previous.verdict else None,
         root=_root(result), cosine=_cosine(result), previous_cosine=_cosine(previous) if previous else None,
         errors=verdict.errors if verdict else 0, warnings=verdict.warnings if verdict else 0,
         notes=verdict.notes if verdict else 0, transition=job.transition,
@@ -135,10 +143,24 @@ def _point(result: ResultRow) -> TrendPoint:
     verdict = result.verdict
     if verdict is None:
         return TrendPoint(result.run_id, None, 0, 0, "failed", f"run {result.run_id}: failed: {result.error}")
-    label = (f"run {result.run_id}: {verdict.verdict}, output cosine {fmt_value(verdict.output_cosine)}, "
-             f"{verdict.errors} error(s), {verdict.warnings} warning(s)")
+    words = labels_for("en")
+    label = (f"run {result.run_id}: {verdict_label(verdict.verdict)}, "
+             f"output cosine {fmt_value(verdict.output_cosine)}, {plural(words, 'term.errors', verdict.errors)}, "
+             f"{plural(words, 'term.warnings', verdict.warnings)}")
     return TrendPoint(result.run_id, verdict.output_cosine, verdict.errors, verdict.warnings,
                       "ok" if verdict.severity == "ok" else verdict.severity, label)
+
+
+def verdict_label(kind: str) -> str:
+    """A verdict kind as the reports title it: the advice page's title ("Problem node"), or the
+    label of "consistent" / "unexplained"; the kind itself when no page is known (a pack's own)."""
+    words = labels_for("en")
+    if f"{kind}.title" in words:
+        return words[f"{kind}.title"]
+    try:
+        return str(load_page(kind)["title"]["en"])
+    except (AdvisorError, KeyError, TypeError):
+        return kind
 
 
 def _root(result: ResultRow) -> str | None:

@@ -19,10 +19,12 @@ is lost or redone. Workers leave on their own when the batch process dies (worke
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 
 from .records import JobOutcome, failed
 from .worker import JobTask, run_job, watch_parent
@@ -44,7 +46,29 @@ def new_pool(workers: int) -> ProcessPoolExecutor:
     context = multiprocessing.get_context(start_method())
     if start_method() == "forkserver":
         context.set_forkserver_preload([PRELOAD])    # read once, when the server starts
+        _start_forkserver()
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=watch_parent)
+
+
+def _start_forkserver() -> None:
+    """Start the fork server, if it is not running yet, without the current folder on its sys.path.
+
+    Python starts the server as ``python -c ...``, which puts the current folder first on sys.path
+    (and 3.11/3.12 ignore the sys.path the parent hands over). Started inside a source checkout, the
+    server would preload that checkout's ``advisor`` package, and every worker forked from it would
+    analyse with the checkout's code and ``rules/`` instead of the installed ones, their pack digests
+    matching nothing the parent hashed. PYTHONSAFEPATH (Python >= 3.11) keeps the folder out; it is
+    set only while the server starts. Workers still get the parent's sys.path when they start.
+    """
+    saved = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        if saved is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved
 
 
 def execute(tasks: Iterable[JobTask], workers: int, runner: JobRunner = run_job) -> Iterator[JobOutcome]:

@@ -9,7 +9,6 @@ manifest or usage (nothing ran); 3 an internal error.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,8 @@ from ..batch.records import JobOutcome
 from ..batch.scan import DEFAULT_PATTERN
 from ..config import load_config
 from ..errors import UsageError
+from ..progress import ProgressBar
+from ..report.labels import labels_for, plural
 from . import command_help
 from .run import parse_formats
 
@@ -88,8 +89,16 @@ def execute(args: argparse.Namespace) -> int:
     if not args.quiet:
         for note in batch.notes:
             print(f"advisor batch: {note}", flush=True)
-    result = run_batch(batch, workers=args.workers, force=args.force, link_base=args.link_base,
-                       progress=_progress if args.verbose and not args.quiet else None)
+    # A bar on a terminal (jobs done / to do); with -v also a line per job, printed above the bar.
+    with ProgressBar("advisor batch", len(batch.jobs), enabled=False if args.quiet else None, unit="job") as bar:
+        def progress(outcome: JobOutcome, done: int, total: int) -> None:
+            bar.set_total(total)
+            bar.advance()
+            if args.verbose and not args.quiet:
+                bar.write(_job_line(outcome, done, total))
+
+        result = run_batch(batch, workers=args.workers, force=args.force, link_base=args.link_base,
+                           progress=progress)
     if not args.quiet:
         print(summary(result, batch.title), flush=True)
     regressed = args.fail_on_regression and result.overview.regressions
@@ -126,7 +135,7 @@ def _pair(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def _progress(outcome: JobOutcome, done: int, total: int) -> None:
+def _job_line(outcome: JobOutcome, done: int, total: int) -> str:
     if outcome.status == "failed":
         what = f"FAILED: {outcome.error}"
     elif outcome.status == "unchanged":
@@ -134,15 +143,18 @@ def _progress(outcome: JobOutcome, done: int, total: int) -> None:
     else:
         verdict = outcome.verdict
         what = verdict.verdict + (f" at {verdict.root_op}" if verdict and verdict.root_op else "") if verdict else "ok"
-    print(f"[{done}/{total}] {outcome.job}: {what} ({outcome.duration:.1f} s)", file=sys.stdout, flush=True)
+    return f"[{done}/{total}] {outcome.job}: {what} ({outcome.duration:.1f} s)"
 
 
 def summary(result: BatchResult, title: str) -> str:
+    words = labels_for("en")
     overview = result.overview
-    resumed = f" (resumed: {result.already_done} job(s) were done before it stopped)" if result.resumed else ""
+    resumed = (f" (resumed: {plural(words, 'term.jobs', result.already_done)} done before it stopped)"
+               if result.resumed else "")
     lines = [f"advisor batch: run {result.run_id} of {title}{resumed}",
-             f"{len(overview.jobs)} jobs: {overview.count('ok')} analysed, {overview.count('unchanged')} unchanged, "
-             f"{overview.count('failed')} failed; {len(overview.regressions)} regression(s), "
+             f"{plural(words, 'term.jobs', len(overview.jobs))}: {overview.count('ok')} analysed, "
+             f"{overview.count('unchanged')} unchanged, {overview.count('failed')} failed; "
+             f"{plural(words, 'term.regressions', len(overview.regressions))}, "
              f"{len(overview.where('recovered'))} recovered, {len(overview.where('changed'))} changed"]
     for job in overview.regressions:
         verdict = job.result.verdict

@@ -12,9 +12,11 @@ from ..config import ProjectConfig, load_config
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..facts.builder import DEFAULT_MAX_OP_FACTS
-from ..pipeline import AnalysisOptions, analyse
+from ..pipeline import STAGES, AnalysisOptions, analyse
+from ..progress import ProgressBar
 from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
+from ..report.labels import labels_for, plural
 from . import command_help
 
 DEFAULT_OUTDIR = "advisor-report"
@@ -87,8 +89,12 @@ def execute(args: argparse.Namespace) -> int:
     if args.max_op_facts < 1:
         raise UsageError("--max-op-facts must be at least 1")
     options = analysis_options(args, load_config(args.project_config))
-    diagnosis = analyse(options)
-    written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
+    # A large comparison takes tens of seconds: say which step runs (on a terminal, after 2 s).
+    with ProgressBar("advisor run", len(STAGES) + 1, enabled=False if args.quiet else None, delay=2.0,
+                     leave=False, unit="step") as bar:
+        diagnosis = analyse(options, stage=bar.stage)
+        bar.stage("writing reports")
+        written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
     if not args.quiet:
         try:
             print(summary(diagnosis, args.lang, written), flush=True)
@@ -155,29 +161,41 @@ def exit_code(diagnosis: Diagnosis, fail_on: str | None) -> int:
 
 
 def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
+    """What the terminal shows after a run, in the report's language (labels: term.* in report/labels.py)."""
+    words = labels_for(lang)
     net = diagnosis.network
-    lines = [f"advisor {diagnosis.version}: {diagnosis.inputs.get('comparison')} "
-             f"({diagnosis.inputs.get('format')}, {net.get('rows')} rows, {net.get('ops')} ops)"]
+    lines = [words["term.header"].format(version=diagnosis.version, comparison=diagnosis.inputs.get("comparison"),
+                                         format=diagnosis.inputs.get("format"), rows=net.get("rows"),
+                                         ops=net.get("ops"))]
     root = diagnosis.root_cause
     if root is None:
-        lines.append("Verdict: consistent - every compared tensor is within its dtype's thresholds."
-                     if net.get("consistent") else "Verdict: no root cause found.")
+        lines.append(words["term.verdict"].format(
+            text=words["term.consistent"] if net.get("consistent") else words["term.no_root_cause"]))
     else:
-        where = f" at op {root.index} {root.op}" if root.index is not None else (f" at {root.op}" if root.op else "")
-        lines.append(f"Verdict: {root.title.get(lang, root.title['en'])}{where} "
-                     f"[{root.severity}, confidence {root.confidence:.2f}]")
-        lines.append(f"  evidence: {root.evidence.get(lang, root.evidence.get('en', ''))}")
-        lines.append(f"  fix: {render_advice(root, lang, preferred_backends(diagnosis.backends)).summary}")
+        title = root.title.get(lang, root.title["en"])
+        if root.index is not None:
+            title = words["term.at_index"].format(title=title, index=root.index, op=root.op)
+        elif root.op:
+            title = words["term.at_op"].format(title=title, op=root.op)
+        rating = words["term.rating"].format(severity=words.get(f"severity.{root.severity}", root.severity),
+                                             confidence=f"{root.confidence:.2f}")
+        lines.append(words["term.verdict"].format(text=f"{title} {rating}"))
+        lines.append(words["term.evidence"].format(text=root.evidence.get(lang, root.evidence.get("en", ""))))
+        lines.append(words["term.fix"].format(
+            text=render_advice(root, lang, preferred_backends(diagnosis.backends)).summary))
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)
-    lines.append(f"Findings: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)"
-                 + (f"; {explained} explained as propagation" if explained else ""))
-    lines.extend(f"Warning: {w}" for w in diagnosis.warnings)
+    tally = words["term.list"].join(plural(words, key, counts[severity]) for severity, key in
+                                    (("error", "term.errors"), ("warning", "term.warnings"), ("info", "term.notes")))
+    lines.append(words["term.findings"].format(counts=tally)
+                 + (words["term.explained"].format(n=explained) if explained else ""))
+    lines.extend(words["term.warning"].format(text=w) for w in diagnosis.warnings)
     reports = [p for p in written if p.name.startswith("report.")]
-    lines.append("Reports: " + ", ".join(str(p) for p in reports))
+    lines.append(words["term.reports"].format(files=", ".join(str(p) for p in reports)))
     remedy = diagnosis.remedy
     readme = next((p for p in written if p.name == "README.md" and p.parent.name == "remedy"), None)
     if remedy is not None and readme is not None:
-        lines.append(f"Remedy: {readme} ({len(remedy.steps)} step(s) for {', '.join(remedy.backends)})")
+        lines.append(words["term.remedy"].format(readme=readme, steps=plural(words, "term.steps", len(remedy.steps)),
+                                                 backends=", ".join(remedy.backends)))
     return "\n".join(lines)

@@ -156,6 +156,36 @@ TEXTS: dict[str, tuple[str, str]] = {
     "knob.activation_quant_algo": ("activation quantisation", "激活量化方式"),
     "knob.activation_calibration": ("activation calibration", "激活校准方法"),
     "knob.activation_percentile": ("activation percentile", "激活截断百分位"),
+    # The terminal summary of `advisor run` (advisor/cli/run.py). Keys ending _one/_many: see plural().
+    "term.header": ("advisor {version}: {comparison} ({format}, {rows} rows, {ops} ops)",
+                    "advisor {version}：{comparison}（{format}，{rows} 行，{ops} 个算子）"),
+    "term.verdict": ("Verdict: {text}", "结论：{text}"),
+    "term.consistent": ("consistent - every compared tensor is within its dtype's thresholds.",
+                        "一致：每个比对张量都在其数据类型的阈值之内。"),
+    "term.no_root_cause": ("no root cause found.", "未找到根因。"),
+    "term.at_index": ("{title} at op {index} {op}", "{title}：第 {index} 号算子 {op}"),
+    "term.at_op": ("{title} at {op}", "{title}：{op}"),
+    "term.rating": ("[{severity}, confidence {confidence}]", "［{severity}，置信度 {confidence}］"),
+    "term.evidence": ("  evidence: {text}", "  证据：{text}"),
+    "term.fix": ("  fix: {text}", "  修复：{text}"),
+    "term.findings": ("Findings: {counts}", "发现：{counts}"),
+    "term.errors_one": ("1 error", "1 个错误"),
+    "term.errors_many": ("{n} errors", "{n} 个错误"),
+    "term.warnings_one": ("1 warning", "1 个警告"),
+    "term.warnings_many": ("{n} warnings", "{n} 个警告"),
+    "term.notes_one": ("1 note", "1 条提示"),
+    "term.notes_many": ("{n} notes", "{n} 条提示"),
+    "term.explained": ("; {n} explained as propagation", "；{n} 条可由误差传播解释"),
+    "term.list": (", ", "，"),
+    "term.warning": ("Warning: {text}", "警告：{text}"),
+    "term.reports": ("Reports: {files}", "报告：{files}"),
+    "term.remedy": ("Remedy: {readme} ({steps} for {backends})", "修复方案：{readme}（{steps}，适用于 {backends}）"),
+    "term.steps_one": ("1 step", "1 个步骤"),
+    "term.steps_many": ("{n} steps", "{n} 个步骤"),
+    "term.jobs_one": ("1 job", "1 个任务"),
+    "term.jobs_many": ("{n} jobs", "{n} 个任务"),
+    "term.regressions_one": ("1 regression", "1 个回退"),
+    "term.regressions_many": ("{n} regressions", "{n} 个回退"),
     # Data keys of Diagnosis.network (see advisor/facts/schema.py).
     "network.rows": ("Rows in the comparison", "比对结果行数"),
     "network.ops": ("Ops", "算子数"),
@@ -186,6 +216,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "metric.mean_relative_error": ("mean relative error", "平均相对误差"),
     "metric.accumulated_relative_error": ("accumulated relative error", "累积相对误差"),
     "metric.kullback_leibler_divergence": ("KL divergence", "KL 散度"),
+    "metric.scale": ("scale error |rms(target) / rms(golden) - 1|", "幅值误差 |rms(目标) / rms(标杆) - 1|"),
     # Roles of Diagnosis.inputs.
     "input.comparison": ("comparison result", "比对结果"),
     "input.graph": ("graph", "计算图"),
@@ -200,6 +231,11 @@ def labels_for(lang: str) -> dict[str, str]:
     """The table in one language (``lang`` must be one of advisor.advice.LANGUAGES)."""
     column = LANGUAGES.index(lang)
     return {key: texts[column] for key, texts in TEXTS.items()}
+
+
+def plural(labels: Mapping[str, str], key: str, n: int) -> str:
+    """``key_one`` for one, ``key_many`` (with ``{n}``) for any other count: "1 error", "2 errors"."""
+    return labels[f"{key}_one" if n == 1 else f"{key}_many"].format(n=n)
 
 
 def data_label(labels: Mapping[str, str], group: str, key: str) -> str:

@@ -69,7 +69,8 @@ def test_killed_batch_resumes_without_redoing_finished_jobs(workspace: Workspace
     rerun = workspace.batch(manifest, "--workers", "2")
 
     assert rerun.code == 0, rerun.err
-    assert f"run 1 of nightly (resumed: {len(finished)} job(s) were done before it stopped)" in rerun.out
+    jobs = f"{len(finished)} job{'s' if len(finished) != 1 else ''}"
+    assert f"run 1 of nightly (resumed: {jobs} done before it stopped)" in rerun.out
     after = _rows(workspace.db)
     assert set(after) == {f"job{i:02d}" for i in range(JOBS)}
     assert {job: after[job] for job in finished} == finished            # same rows: nothing redone
