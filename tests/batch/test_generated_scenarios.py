@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SCENARIO_EXTRAS
+
 from .conftest import Workspace
 
-pytest.importorskip("torch")
+pytestmark = pytest.mark.scenarios
+pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
 from benchmarks.scenarios import catalog  # noqa: E402
 from benchmarks.scenarios.networks import package_file  # noqa: E402

@@ -26,6 +26,7 @@ from benchmarks.diagnosis import (
     score,
     table_rows,
 )
+from tests.conftest import SCENARIO_EXTRAS
 
 # scenario -> (root-cause kind the advisor answers today, op, index); "consistent" = no root cause.
 SUPPORTED_TODAY: dict[str, tuple[str, str | None, int | None]] = {
@@ -200,8 +201,9 @@ def test_a_warning_on_a_clean_run_is_a_false_alarm():
     assert score("s", label, _diagnosis(info)).correct
 
 
+@pytest.mark.scenarios
 def test_generate_measures_exactly_what_it_generated(tmp_path, capsys):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from benchmarks.scenarios.networks import package_file
     try:
         package_file("facenet_pytorch", "data", "rnet.pt")

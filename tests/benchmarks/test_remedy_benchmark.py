@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks import remedy as bench
 from benchmarks.remedy import RemedyResult, StepResult, format_report, main, remedy_steps, summary, table_rows
+from tests.conftest import SCENARIO_EXTRAS
 
 KEEP_POW = {"op": "Pow_4", "golden": ["Pow_4"], "op_type": "Pow", "precision": "float32", "finding": "f1"}
 KEEP_MEAN = {"op": "ReduceMean_5", "golden": ["ReduceMean_5"], "op_type": "ReduceMeanD", "precision": "float32",
@@ -64,24 +65,27 @@ def test_table_and_summary():
     assert "right kind+layer 1/3; remedy in report 1/3; restored 1/3 (reference remedy 2/3)" in text
 
 
+@pytest.mark.scenarios
 def test_main_rejects_unknown_families(capsys):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     assert main(["--families", "quant_per_tensor", "no_such_family"]) == 2
     assert "no_such_family" in capsys.readouterr().err
 
 
+@pytest.mark.scenarios
 def test_main_fails_when_a_scenario_does_not_generate(monkeypatch, capsys):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     monkeypatch.setattr(bench, "run", lambda *a, **k: _results())
     assert main([]) == 1
     captured = capsys.readouterr()
     assert "right kind+layer 1/3" in captured.out and "boom" in captured.err
 
 
+@pytest.mark.scenarios
 def test_a_scenario_end_to_end_with_the_advisor_and_a_remedy(tmp_path, monkeypatch):
     """The real advisor runs on a generated scenario; its report gets a remedy written by hand (the
     one the quantisation rules should give), which the generator applies step by step."""
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from benchmarks.scenarios import catalog
 
     real_advise = bench.advise

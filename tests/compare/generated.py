@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SCENARIO_EXTRAS
+
 
 def generated_scenario(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     root = tmp_path_factory.getbasetemp() / "generated-scenarios"
     directory = root / name
     if (directory / "label.json").is_file():

@@ -56,10 +56,10 @@ def test_network_input_rows_match_the_committed_csv(directory, tmp_path):
     assert_same_metrics(got, expected, shared)
 
 
+@pytest.mark.scenarios
 @pytest.mark.parametrize("name", FULL)
 @pytest.mark.parametrize("with_graph", [False, True], ids=["names", "onnx"])
 def test_every_row_of_a_generated_scenario_is_reproduced(name, with_graph, tmp_path, tmp_path_factory):
-    pytest.importorskip("onnx") if with_graph else None
     directory = generated_scenario(name, tmp_path_factory)
     expected = read(scenario_csv(directory))
     got = compare(directory, tmp_path, graph=directory / "model.onnx" if with_graph else None)
@@ -69,6 +69,7 @@ def test_every_row_of_a_generated_scenario_is_reproduced(name, with_graph, tmp_p
     assert_same_metrics(got, expected)
 
 
+@pytest.mark.scenarios
 def test_parallel_workers_write_the_same_csv_as_one_process(tmp_path, tmp_path_factory):
     directory = generated_scenario(FULL[2], tmp_path_factory)
     one = tmp_path / "one.csv"

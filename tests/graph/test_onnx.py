@@ -13,6 +13,7 @@ import pytest
 
 from advisor.errors import InputFormatError
 from advisor.graph import detect_format, read_graph
+from tests.conftest import SCENARIO_EXTRAS
 from tests.graph.conftest import ONNX_JSON
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
@@ -21,7 +22,7 @@ SCENARIO_MODELS = sorted(SCENARIOS.glob("*/model.onnx"))
 
 @pytest.fixture
 def tiny_torch_model(tmp_path) -> tuple[Path, object]:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     pytest.importorskip("onnx")
 
     class Tiny(torch.nn.Module):
@@ -43,6 +44,7 @@ def tiny_torch_model(tmp_path) -> tuple[Path, object]:
     return path, model
 
 
+@pytest.mark.scenarios
 def test_torch_export_reads_with_edges_types_and_weights(tiny_torch_model):
     path, model = tiny_torch_model
     assert detect_format(path) == "onnx"

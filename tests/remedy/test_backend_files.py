@@ -16,6 +16,7 @@ import pytest
 from advisor.remedy import WRITERS, BuildContext, KeptOp, RemedyStep
 from advisor.remedy.backends.pytorch import module_of
 from advisor.remedy.quoting import plain_line
+from tests.conftest import SCENARIO_EXTRAS
 
 from .conftest import HOSTILE
 
@@ -114,7 +115,6 @@ def test_ascend_int8_build_skips_layers_in_amct_and_keeps_float32_ones_in_keep_d
 def amct_message_class():
     """The part of AMCT's simplified-config message the writer uses, built at run time (the AMCT
     .proto does not ship with advisor): parsing with it checks syntax, field names and types."""
-    pytest.importorskip("google.protobuf")          # onnx brings protobuf
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
     field = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(name="amct_simplified_subset.proto", package="amcttest",
@@ -364,8 +364,9 @@ def test_the_onnxruntime_snippet_quantises_all_but_the_excluded_node(tmp_path) -
     assert {producers[i].op_type for i in by_name[quantised].input} == {"DequantizeLinear"}
 
 
+@pytest.mark.scenarios
 def test_the_pytorch_autocast_snippet_runs_the_named_module_in_float32(tmp_path) -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:
@@ -398,8 +399,9 @@ def test_the_pytorch_autocast_snippet_runs_the_named_module_in_float32(tmp_path)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")   # torch.ao is deprecated
+@pytest.mark.scenarios
 def test_the_pytorch_quantisation_snippet_leaves_the_named_module_in_float(tmp_path) -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from torch.ao.quantization.quantize_fx import convert_fx
 
     class Net(torch.nn.Module):

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+from tests.conftest import SCENARIO_EXTRAS
+
+pytestmark = pytest.mark.scenarios
+pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
 from advisor.evidence.layers import LayerInputs, layer_facts  # noqa: E402
 from advisor.evidence.quant_config import quant_settings  # noqa: E402

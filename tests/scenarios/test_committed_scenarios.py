@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks.scenarios import checks
+from tests.conftest import SCENARIO_EXTRAS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 KINDS = {"consistent", "input_scale_mismatch", "fp16_overflow", "input_mismatch", "problem_node",
@@ -26,8 +27,9 @@ def _result(directory: Path) -> Path:
     return csv
 
 
+@pytest.mark.scenarios
 def test_the_committed_subset_is_the_small_selection():
-    pytest.importorskip("torch")   # the catalog imports the fault code, which needs torch
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)   # the catalog imports the fault code, which needs torch
     from benchmarks.scenarios.catalog import SMALL
 
     assert [p.name for p in SCENARIOS] == sorted(SMALL)

@@ -14,6 +14,7 @@ import pytest
 
 from advisor.pipeline import AnalysisOptions, analyse
 from benchmarks.scenarios import checks
+from tests.conftest import SCENARIO_EXTRAS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 
@@ -133,7 +134,7 @@ def test_a_harmless_symptom_that_is_not_first_fails_the_self_check():
 # --- generator (needs torch and the network wheels) ---------------------------------------------
 
 def _generator():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from benchmarks.scenarios import catalog, faults
     from benchmarks.scenarios.networks import package_file
     from benchmarks.scenarios.scenario import generate
@@ -144,8 +145,9 @@ def _generator():
     return catalog, faults, generate
 
 
+@pytest.mark.scenarios
 def test_int8_helpers():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from benchmarks.scenarios.faults import fake_quant_activation, int8_weights
 
     x = torch.linspace(0.0, 1.0, 1001)
@@ -159,6 +161,7 @@ def test_int8_helpers():
                                [1.0, 1 / 127], rtol=1e-2)
 
 
+@pytest.mark.scenarios
 def test_a_harmless_part_that_breaks_the_output_alone_is_caught(tmp_path):
     catalog, _, generate = _generator()
     # With 160 bytes, int8 attention in block 0 alone already breaks the output: not harmless.
@@ -168,6 +171,7 @@ def test_a_harmless_part_that_breaks_the_output_alone_is_caught(tmp_path):
     assert any("breaks the network output on its own" in p for p in result.problems)
 
 
+@pytest.mark.scenarios
 def test_a_fix_that_does_not_fix_is_caught(tmp_path, monkeypatch):
     catalog, faults, generate = _generator()
     spec = next(s for s in catalog.CORPUS if s.name == "quant_per_tensor__byte_transformer__super_weights_b1__s0")

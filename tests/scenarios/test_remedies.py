@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import SCENARIO_EXTRAS
+
+pytestmark = pytest.mark.scenarios
+torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
 from benchmarks.scenarios import catalog, faults  # noqa: E402
 from benchmarks.scenarios.emulation import TargetRun  # noqa: E402

@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.conftest import SCENARIO_EXTRAS
+
+pytestmark = pytest.mark.scenarios
+torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
 from benchmarks.scenarios import catalog, checks, faults  # noqa: E402
 from benchmarks.scenarios.cli import main  # noqa: E402
