@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
@@ -30,19 +31,24 @@ class ProgressBar:
         self.stream = stream or sys.stderr
         self.enabled = wanted(self.stream) if enabled is None else enabled
         self._bar: Any = None
+        self._timer: threading.Timer | None = None
         self._staged = False
         if self.enabled:
             from tqdm import tqdm
             self._bar = tqdm(total=total, initial=done, desc=label, unit=unit, file=self.stream, delay=delay,
                              dynamic_ncols=True, leave=leave, mininterval=0.1)
+            if delay > 0:       # a single slow step (reading a large CSV) must not hide the bar until it ends
+                self._timer = threading.Timer(delay, self._draw_late)
+                self._timer.daemon = True
+                self._timer.start()
 
     def advance(self, count: int = 1) -> None:
         if self._bar is not None:
             self._bar.update(count)
 
     def stage(self, name: str) -> None:
-        """Name the step now running and count the previous one as done (a pipeline's stages). The
-        bar is redrawn here, so with ``delay`` it shows from the first step that starts after it."""
+        """Name the step now running and count the previous one as done (a pipeline's stages). Each
+        step is drawn once ``delay`` has passed; a timer draws the bar then if one step runs long."""
         if self._bar is not None:
             bar = self._bar
             bar.set_description_str(f"{self.label}: {name}", refresh=False)
@@ -65,7 +71,15 @@ class ProgressBar:
         else:
             print(line, file=target, flush=True)
 
+    def _draw_late(self) -> None:
+        bar = self._bar
+        if bar is not None:
+            bar.refresh()
+
     def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._bar is not None:
             self._bar.close()
             self._bar = None

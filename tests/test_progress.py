@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
 
@@ -39,3 +40,18 @@ def test_forced_bar_draws_into_a_pipe(monkeypatch):
     stream = io.StringIO()
     ProgressBar("reading target", 2, stream=stream, enabled=True, done=1).close()
     assert "reading target" in stream.getvalue() and "1/2" in stream.getvalue()
+
+
+def test_a_delayed_bar_stays_away_from_quick_work_and_shows_during_a_long_step(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    quick = Terminal()
+    with ProgressBar("advisor run", 3, stream=quick, delay=0.3, leave=False) as bar:
+        bar.stage("reading inputs")
+        bar.stage("firing rules")
+    time.sleep(0.4)
+    assert quick.getvalue() == ""
+    slow = Terminal()
+    with ProgressBar("advisor run", 3, stream=slow, delay=0.2, leave=False) as bar:
+        bar.stage("reading inputs")
+        time.sleep(0.5)                    # one long step: the bar appears without waiting for the next
+        assert "advisor run: reading inputs" in slow.getvalue()
