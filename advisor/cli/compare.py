@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
-                          help="always show the progress bar (default: when stderr is a terminal)")
+                          help="always show the progress bar (default: when stderr is a terminal and CI is not set)")
     progress.add_argument("--no-progress", dest="progress", action="store_false", help="never show it")
     parser.add_argument("--restart", action="store_true",
                         help="ignore what an interrupted run saved and start over")

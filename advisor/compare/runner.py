@@ -45,7 +45,7 @@ class CompareOptions:
     output: Path                                  # a CSV path, or a folder for result_<time>.csv
     graph: Path | None = None
     jobs: int | None = None                       # worker processes (default: every core)
-    progress: bool | None = None                  # None: when stderr is a terminal
+    progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
 
 
