@@ -19,12 +19,10 @@ already turn into the one-line error naming the rule or advice file.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
 import signal
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 from jinja2 import Template, TemplateError, TemplateSyntaxError, nodes
@@ -167,32 +165,44 @@ def render_bounded(template: Template, context: dict[str, Any]) -> str:
     """``template`` rendered with ``context``, at most MAX_OUTPUT characters and TIME_LIMIT seconds."""
     parts: list[str] = []
     size = 0
-    with _time_limit(TIME_LIMIT):
-        for chunk in template.generate(context):
-            size += len(chunk)
-            if size > MAX_OUTPUT:
-                raise TemplateBoundError(f"the template's text is longer than {MAX_OUTPUT:,} characters")
-            parts.append(chunk)
+    timer = _Timer(TIME_LIMIT)
+    try:
+        with timer:
+            for chunk in template.generate(context):
+                size += len(chunk)
+                if size > MAX_OUTPUT:
+                    raise TemplateBoundError(f"the template's text is longer than {MAX_OUTPUT:,} characters")
+                parts.append(chunk)
+    except Exception:
+        if timer.expired:      # Jinja may fail while rewriting the traceback of the interrupted frame
+            raise TemplateBoundError(f"the template took longer than {TIME_LIMIT:g} s to render") from None
+        raise
     return "".join(parts)
 
 
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise TemplateBoundError in the main thread when the block runs longer than ``seconds``; elsewhere
-    (a signal can only be handled by the main thread) the size bounds alone apply."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class _Timer:
+    """Interrupt the block after ``seconds`` in the main thread; elsewhere (a signal can only be handled by
+    the main thread) the size bounds alone apply."""
 
-    def expired(signum: int, frame: Any) -> None:
-        raise TemplateBoundError(f"the template took longer than {seconds:g} s to render")
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._armed = False
 
-    previous = signal.signal(signal.SIGALRM, expired)
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if old_delay:
-            signal.setitimer(signal.ITIMER_REAL, old_delay, old_interval)
+    def _expire(self, signum: int, frame: Any) -> None:
+        self.expired = True
+        raise TemplateBoundError(f"the template took longer than {self.seconds:g} s to render")
+
+    def __enter__(self) -> _Timer:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            self._old = signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self._armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            if self._old[0]:
+                signal.setitimer(signal.ITIMER_REAL, *self._old)
