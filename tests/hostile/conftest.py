@@ -39,7 +39,10 @@ def advisor(capsys: pytest.CaptureFixture[str]):
     """``advisor(*argv)`` in this process (for inputs that cannot hang)."""
 
     def run(*argv: object) -> Result:
-        code = main([str(a) for a in argv])
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:                   # argparse refuses an argument
+            code = exc.code
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 

@@ -46,8 +46,9 @@ def always_pack(tmp_path, evidence: str = "{{ m.id }}", advice: str = "{{ op }}"
     pack.mkdir()
     (pack / "pack.yaml").write_text('pack: team\nversion: "0.1.0"\n', encoding="utf-8")
     rule = pack / "always.yaml"
-    rule.write_text(ALWAYS.replace("team_always", f"team_always_{next(_kinds)}").replace("EVIDENCE_EN", evidence.replace('"', '\\"'))
-                    .replace("ADVICE_EN", advice.replace('"', '\\"')), encoding="utf-8")
+    text = ALWAYS.replace("team_always", f"team_always_{next(_kinds)}")
+    text = text.replace("EVIDENCE_EN", evidence.replace('"', '\\"')).replace("ADVICE_EN", advice.replace('"', '\\"'))
+    rule.write_text(text, encoding="utf-8")
     return pack, rule
 
 
