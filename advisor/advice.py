@@ -3,7 +3,8 @@
 Every page has the same sections (checked by tests, like ruff's rule docs):
 ``title``, and per language ``what``, ``why``, ``confirm``, ``fix`` (one entry per backend) and
 ``references``. Texts are Jinja templates rendered with the finding (``op``, ``index``, ``values``...),
-in a sandbox and with no HTML meaning: reports escape them like any other text.
+in a sandbox bounded in time and size (:mod:`advisor.templating`) and with no HTML meaning: reports
+escape them like any other text.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import StrictUndefined, Template, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
 
 from .cjk import tidy
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
+from .templating import BoundedEnvironment, render_bounded, template_problem
 from .yamlfile import load_yaml
 
 LANGUAGES = ("en", "zh")
@@ -34,7 +35,7 @@ BACKENDS: dict[str, dict[str, str]] = {
     "any": {"en": "Any backend", "zh": "通用"},
 }
 
-_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_env = BoundedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
 @dataclass
@@ -132,6 +133,19 @@ def validate_page(page: Any, path: Path) -> None:
         if not isinstance(fix, dict) or not set(fix) <= set(BACKENDS):
             raise KnowledgeError(f"'fix' maps backends ({', '.join(BACKENDS)}) to texts",
                                  path=path, field=f"{lang}.fix")
+        texts = [(s, body[s]) for s in ("what", "why", "confirm")] + [(f"fix.{b}", t) for b, t in fix.items()]
+        for section, text in texts:
+            problem = template_problem(_env, str(text))
+            if problem:
+                raise KnowledgeError(problem, path=path, field=f"{lang}.{section}")
+
+
+def page_source(kind: str) -> tuple[Path, int | None]:
+    """The file (and line) that defines the advice page of ``kind``: a rule pack's file for inline pages."""
+    if kind in _pack_pages:
+        path, _, line = _pack_pages[kind][1].rpartition(":")
+        return (Path(path), int(line)) if path and line.isdigit() else (Path(_pack_pages[kind][1]), None)
+    return advice_dir() / f"{kind}.yaml", None
 
 
 def known_kinds() -> list[str]:
@@ -166,10 +180,10 @@ def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()
 
     def render(text: str, section: str) -> str:
         try:
-            return tidy(_compiled(str(text)).render(context).strip(), lang)
+            return tidy(render_bounded(_compiled(str(text)), context).strip(), lang)
         except TemplateError as exc:
-            raise KnowledgeError(f"template error: {exc}", path=advice_dir() / f"{finding.kind}.yaml",
-                                 field=f"{lang}.{section}") from None
+            path, line = page_source(finding.kind)
+            raise KnowledgeError(f"template error: {exc}", path=path, line=line, field=f"{lang}.{section}") from None
 
     order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer]
     fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in order if b in body["fix"]]

@@ -18,13 +18,13 @@ with ``--project-config``. Command-line options add to it (lists) or override it
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .engine.conditions import suggest
 from .errors import UsageError
+from .nesting import loads_toml
 from .remedy import parse_backends
 
 KEYS = {"rules", "builtin_rules", "disable", "severity", "thresholds", "params", "input_nodes", "backends"}
@@ -87,11 +87,10 @@ def load_config(path: Path | None = None, start: Path | None = None) -> ProjectC
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"invalid TOML: {exc}", path=path) from None
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read: {exc}", path=path) from None
+    return loads_toml(text, path, UsageError)
 
 
 def _strings(table: dict[str, Any], key: str, path: Path) -> list[str]:

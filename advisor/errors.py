@@ -5,6 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+MAX_MESSAGE = 400         # characters of a message (a hostile file can put megabytes into a name or a cell)
+MAX_PATH = 200
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut in the middle when longer than ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit + 40
+    return f"{text[:limit * 3 // 4]} …({cut:,} characters cut)… {text[-(limit // 4 - 40):]}"
+
 
 class AdvisorError(Exception):
     """Base class: an error a user can fix. ``str(err)`` is the one-line message."""
@@ -23,19 +34,19 @@ class AdvisorError(Exception):
     def location(self) -> str:
         parts = []
         if self.path:
-            where = self.path
+            where = bounded(self.path, MAX_PATH)
             if self.line is not None:
                 where += f":{self.line}"
                 if self.column is not None:
                     where += f":{self.column}"
             parts.append(where)
         if self.field:
-            parts.append(f"field '{self.field}'")
+            parts.append(f"field '{bounded(self.field, MAX_PATH)}'")
         return ", ".join(parts)
 
     def one_line(self) -> str:
         where = self.location()
-        text = " ".join(self.message.split())  # never more than one line
+        text = bounded(" ".join(self.message.split()), MAX_MESSAGE)  # one line, of bounded length
         return f"{where}: {text}" if where else text
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .config import load_config
 from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Series
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
@@ -56,6 +57,20 @@ class AnalysisOptions:
     backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
 
 
+def _check_settings(settings: Path | None, rules: list) -> None:
+    """The project settings' own rule ids, parameters and thresholds, checked alone first, so a mistake in
+    advisor.toml is named as one (not as a command-line option the user never gave)."""
+    if settings is None:
+        return
+    config = load_config(settings)
+    try:
+        checked = select_rules(rules, config.disable, config.severity)
+        parse_param_overrides(config.params, checked)
+        load_thresholds(config.thresholds)
+    except UsageError as exc:
+        raise UsageError(exc.message, path=settings) from None
+
+
 # What analyse() reports to its ``stage`` callback, in order (a progress bar counts them).
 STAGES = ("reading rule packs", "reading inputs", "building facts", "gathering evidence", "firing rules",
           "ranking findings")
@@ -72,6 +87,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     providers, provider_warnings = load_providers() if options.plugins else ([], [])
     pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins)
     packs = pack_set.packs
+    _check_settings(options.settings, pack_set.rules)
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     params = parse_param_overrides(options.params, rules)
     thresholds = load_thresholds(options.thresholds)

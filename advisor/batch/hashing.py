@@ -26,6 +26,7 @@ from typing import Any
 from .. import __version__
 from ..engine.loading import builtin_pack_paths, installed_packs
 from ..errors import InputFormatError
+from ..inputfiles import check_input
 from ..resources import data_dir
 from .jobs import Job
 
@@ -71,6 +72,7 @@ def input_digests(job: Job) -> dict[str, dict[str, str]]:
     """role -> {"path", "digest"} for every input of the job. Runs in the worker."""
     found: dict[str, dict[str, str]] = {}
     for role, path in job.input_paths().items():
+        check_input(path, InputFormatError)          # a FIFO or device fails this job, it does not hang it
         if role.startswith("dumps_"):
             value = "listing:" + listing_digest(path)
         elif role == "graph" and path.is_dir():      # GE graph dumps come as folders

@@ -11,12 +11,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
 from ..advice import load_page
-from ..errors import AdvisorError
+from ..errors import AdvisorError, UsageError
 from ..report import write_files
 from ..report.labels import labels_for, plural
 from ..report.reporters import environment, templates_dir
@@ -115,6 +115,21 @@ def render_digest(view: IndexView) -> str:
 def write_index(view: IndexView, output: Path) -> list[Path]:
     """index.html and digest.md, rendered first, then written atomically together."""
     return write_files(output, [(INDEX_FILE, render_index(view)), (DIGEST_FILE, render_digest(view))])
+
+
+def check_link_base(link_base: str | None) -> None:
+    """``--link-base`` is an http(s) URL or a relative path: a ``javascript:`` (or ``data:``, ``file:``...)
+    prefix would make every report link on the index run or open something else when clicked."""
+    if link_base is None:
+        return
+    if any(ord(c) < 32 or ord(c) == 127 for c in link_base):
+        raise UsageError("--link-base must not hold control characters")
+    parts = urlsplit(link_base)
+    if parts.scheme.lower() in ("http", "https") and parts.netloc:
+        return
+    if not parts.scheme and not parts.netloc and ":" not in link_base.split("/")[0]:
+        return
+    raise UsageError(f"--link-base must be an http(s) URL or a relative path, not '{link_base[:80]}'")
 
 
 def _row(job: JobState, output: Path, link_base: str | None) -> JobRow:

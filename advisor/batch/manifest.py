@@ -12,7 +12,7 @@
     jobs:
       - name: resnet50-fp16                # unique; names the job in the history and on the index
         input: runs/resnet50/result_20240506112307.csv   # the comparison result (required)
-        output: resnet50                   # report folder, relative to OUTPUT (default: the name)
+        output: resnet50                   # report folder inside OUTPUT (default: the name); see allow_outside
         graph: runs/resnet50/model.onnx    # recorded and hashed; see below
         dumps: {golden: runs/resnet50/golden, target: runs/resnet50/npu}
         config: runs/resnet50/build.json
@@ -29,7 +29,9 @@
         formats: html,md                   # or a list
         backends: [ascend, onnxruntime]    # remedy files (like --backend; default: the config's tool)
 
-Relative paths are relative to the manifest's folder (``output`` of a job: to ``OUTPUT``). Option
+Relative paths are relative to the manifest's folder (``output`` of a job: to ``OUTPUT``). A job's
+``output`` stays inside ``OUTPUT`` (no absolute path, no ``..``) unless the manifest says
+``allow_outside: true`` at the top: a manifest from someone else cannot make a batch write elsewhere. Option
 keys mean what the same ``advisor run`` options mean; project settings (``advisor.toml``) apply
 underneath, as for ``advisor run``.
 
@@ -59,7 +61,7 @@ from ..report import get_reporter
 from ..yamlfile import LineDict, load_yaml
 from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_layer
 
-TOP_KEYS = ("title", "output", "history", "workers", "defaults", "jobs")
+TOP_KEYS = ("title", "output", "history", "workers", "allow_outside", "defaults", "jobs")
 JOB_KEYS = ("name", "input", "output", "graph", "dumps", "config", *OPTION_KEYS)
 DUMPS_KEYS = ("golden", "target")
 DEFAULT_OUTPUT = "advisor-batch"
@@ -92,7 +94,8 @@ def load_manifest(path: Path, settings: ProjectConfig, *, output: Path | None = 
     if not isinstance(nodes, list) or not nodes:
         reader.fail("'jobs' must be a non-empty list of jobs", root, "jobs" if "jobs" in root else None)
     base_layers = [settings_layer(settings), default_layer]
-    jobs = [_job(reader, node, base, out, base_layers, settings) for node in nodes]
+    allow_outside = reader.boolean(root, "allow_outside") if "allow_outside" in root else False
+    jobs = [_job(reader, node, base, out, base_layers, settings, allow_outside) for node in nodes]
     check_unique(jobs, lambda job, message: reader.fail(message, line=job.line))
     workers = root.get("workers")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -179,7 +182,7 @@ def read_options(reader: _Reader, node: LineDict, base: Path) -> dict[str, Any]:
 
 
 def _job(reader: _Reader, node: Any, base: Path, out: Path, base_layers: list[Mapping[str, Any]],
-         settings: ProjectConfig) -> Job:
+         settings: ProjectConfig, allow_outside: bool = False) -> Job:
     if not isinstance(node, LineDict):
         reader.fail("each job is a mapping with at least 'name' and 'input'", node)
     reader.check_keys(node, JOB_KEYS, "job")
@@ -196,7 +199,12 @@ def _job(reader: _Reader, node: Any, base: Path, out: Path, base_layers: list[Ma
         reader.check_keys(spec, DUMPS_KEYS, "dumps")
         golden, target = (reader.path(spec, key, base, required=True) for key in DUMPS_KEYS)
         dumps = (golden, target)
-    outdir = out / (reader.string(node, "output") or name)
+    output = reader.string(node, "output")
+    problem = check_job_name(output) if output is not None and not allow_outside else None
+    if problem:
+        reader.fail(f"a job's 'output' is a folder inside the batch output: '{output}' {problem} "
+                    "(or set 'allow_outside: true' at the top of the manifest)", node, "output")
+    outdir = out / (Path(output).expanduser() if output and allow_outside else output or name)
     options = merge_layers([*base_layers, read_options(reader, node, base)])
     return make_job(name, input_path, outdir, options, graph=reader.path(node, "graph", base), dumps=dumps,
                     config=reader.path(node, "config", base), settings=settings.source,

@@ -10,12 +10,14 @@ source, same job definitions) picks that run up and runs only the jobs it has no
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import UsageError
 from .hashing import ConfigHasher, short
-from .index import build_index_view, write_index
+from .index import build_index_view, check_link_base, write_index
 from .jobs import Batch
 from .overview import RunOverview, build_overview
 from .pool import JobRunner, execute
@@ -43,8 +45,20 @@ def default_workers(batch: Batch, workers: int | None) -> int:
 
 def run_batch(batch: Batch, *, workers: int | None = None, force: bool = False, runner: JobRunner = run_job,
               progress: ProgressCallback | None = None, link_base: str | None = None) -> BatchResult:
-    """``force``: analyse every job even when unchanged. ``runner``: the worker function (tests)."""
+    """``force``: analyse every job even when unchanged. ``runner``: the worker function (tests).
+    A full disk (or any failure to write the history or the index) stops the batch with one line;
+    the run stays ``running`` in the history and the next run resumes it."""
+    check_link_base(link_base)
     check_options(batch)                       # a bad batch stops here, before anything is written
+    try:
+        return _run(batch, workers, force, runner, progress, link_base)
+    except (sqlite3.OperationalError, OSError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UsageError(f"cannot write the batch output or its history: {reason}", path=batch.output) from None
+
+
+def _run(batch: Batch, workers: int | None, force: bool, runner: JobRunner, progress: ProgressCallback | None,
+         link_base: str | None) -> BatchResult:
     hasher = ConfigHasher()
     size = default_workers(batch, workers)
     store = HistoryStore.open(batch.history, create=True)

@@ -99,13 +99,20 @@ class HistoryStore:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise UsageError(f"cannot create the history folder: {exc.strerror or exc}", path=path) from None
+        read_only = not create and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         try:
-            connection = sqlite3.connect(path, timeout=30)
+            if read_only:     # a read-only copy or filesystem: no journal can be made, nothing changes under us
+                connection = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True, timeout=30)
+            else:
+                connection = sqlite3.connect(path, timeout=30)
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA foreign_keys = ON")
-            connection.execute("PRAGMA journal_mode = WAL")
             store = cls(connection, path)
-            store._migrate()
+            if read_only:
+                store._check_readable()
+            else:
+                connection.execute("PRAGMA journal_mode = WAL")
+                store._migrate()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"not a readable history database: {exc}", path=path) from None
         return store
@@ -118,6 +125,14 @@ class HistoryStore:
         if exists.fetchone() is None:
             return 0
         return int(self.db.execute("SELECT version FROM schema_version").fetchone()[0])
+
+    def _check_readable(self) -> None:
+        """A history this advisor can read without changing it (it cannot migrate a read-only one)."""
+        version = self.schema_version()
+        if version != SCHEMA_VERSION:
+            raise UsageError(f"the history database has schema version {version} and this advisor reads version "
+                             f"{SCHEMA_VERSION}; it is read-only here, so it cannot be upgraded: copy it to a "
+                             "writable folder first", path=self.path)
 
     def _migrate(self) -> None:
         version = self.schema_version()

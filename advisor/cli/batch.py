@@ -17,6 +17,7 @@ from ..batch.records import JobOutcome
 from ..batch.scan import DEFAULT_PATTERN
 from ..config import load_config
 from ..errors import UsageError
+from ..inputfiles import input_path
 from ..progress import ProgressBar
 from ..report.labels import labels_for, plural
 from . import command_help
@@ -33,8 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Analyse every job of a manifest, or every comparison result under a folder, in parallel. "
                     "Unchanged jobs are skipped, results go to a history database as they finish (a killed "
                     "batch resumes), and index.html + digest.md lead with regressions.")
-    parser.add_argument("manifest", nargs="?", type=Path, help="batch manifest (YAML), see README 'Nightly watch'")
-    parser.add_argument("--scan", type=Path, metavar="DIR", help="make a job of every comparison result under DIR")
+    parser.add_argument("manifest", nargs="?", type=input_path,
+                        help="batch manifest (YAML), see README 'Nightly watch'")
+    parser.add_argument("--scan", type=input_path, metavar="DIR",
+                        help="make a job of every comparison result under DIR")
     parser.add_argument("--pattern", default=DEFAULT_PATTERN, metavar="GLOB",
                         help=f"with --scan: file names of comparison results (default: {DEFAULT_PATTERN})")
     parser.add_argument("--all-results", action="store_true",
@@ -50,13 +53,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-on-failure", action="store_true", help="exit with 1 when a job could not be analysed")
     parser.add_argument("--link-base", metavar="URL",
                         help="prefix for report links in the digest and index (where OUTDIR is served)")
-    parser.add_argument("--project-config", type=Path, metavar="FILE",
+    parser.add_argument("--project-config", type=input_path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the current "
                              "folder)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print a line per job as it finishes")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     scan = parser.add_argument_group("analysis options for --scan (a manifest sets them in 'defaults:')")
-    scan.add_argument("--rules", action="append", type=Path, metavar="PACK", help="extra rule pack; repeatable")
+    scan.add_argument("--rules", action="append", type=input_path, metavar="PACK", help="extra rule pack; repeatable")
     scan.add_argument("--no-builtin-rules", action="store_true", default=None, help="use only the --rules packs")
     scan.add_argument("--input-nodes", metavar="A;B", help="names of the network's input ops, separated by ';'")
     scan.add_argument("--threshold", action="append", metavar="[DTYPE.]METRIC=VALUE", help="override a threshold")

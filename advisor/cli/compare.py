@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..compare.runner import CompareOptions, CompareSummary, compare_dumps, journal_path
 from ..errors import UsageError
+from ..inputfiles import input_path
 from . import command_help
 
 EXIT_INTERRUPTED = 130
@@ -19,9 +20,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Pair the tensors of two dump folders (Ascend NPU numpy dumps, TF-style golden .npy, "
                     "msprobe .npy), compute the ten msaccucmp metrics and write a result CSV that "
                     "`advisor run` reads. An interrupted run resumes when started again.")
-    parser.add_argument("--golden", type=Path, required=True, metavar="DIR", help="golden (reference) dumps")
-    parser.add_argument("--target", type=Path, required=True, metavar="DIR", help="target (NPU) dumps")
-    parser.add_argument("--graph", type=Path, metavar="FILE",
+    parser.add_argument("--golden", type=input_path, required=True, metavar="DIR", help="golden (reference) dumps")
+    parser.add_argument("--target", type=input_path, required=True, metavar="DIR", help="target (NPU) dumps")
+    parser.add_argument("--graph", type=input_path, metavar="FILE",
                         help="model.onnx, ge_proto_*_Build.txt or a JSON {target op: golden ops} mapping, "
                              "for fused ops (default: pair by names and execution order)")
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from ..errors import UsageError
+from ..inputfiles import input_path, input_text
 from ..inspect.common import fmt, load_array, paint, render_table, resolve_tensor_file, use_colour
 from ..inspect.diff import DiffReport, diff_tensors
 from . import command_help
@@ -24,9 +24,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "their coordinates and the channel / layout / affine probes. With --dumps DIR, A and B "
                     "may be op names (`conv1`, `conv1:input:0`); give --dumps twice for a golden and a "
                     "target folder, and B may then be left out (the same op on both sides).")
-    parser.add_argument("a", metavar="A", help="golden .npy (or op name with --dumps)")
-    parser.add_argument("b", metavar="B", nargs="?", help="target .npy (or op name with --dumps)")
-    parser.add_argument("--dumps", type=Path, action="append", default=[], metavar="DIR",
+    parser.add_argument("a", type=input_text, metavar="A", help="golden .npy (or op name with --dumps)")
+    parser.add_argument("b", type=input_text, metavar="B", nargs="?", help="target .npy (or op name with --dumps)")
+    parser.add_argument("--dumps", type=input_path, action="append", default=[], metavar="DIR",
                         help="dump folder to find tensors by op name (twice: golden, then target)")
     parser.add_argument("--atol", type=float, default=1e-5, metavar="A", help="absolute tolerance (default 1e-5)")
     parser.add_argument("--rtol", type=float, default=1e-3, metavar="R", help="relative tolerance (default 1e-3)")

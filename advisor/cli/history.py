@@ -24,6 +24,7 @@ from ..batch.records import FindingRecord
 from ..batch.store import HistoryStore, ResultRow, RunRow
 from ..engine.conditions import suggest
 from ..errors import UsageError
+from ..inputfiles import input_path
 from ..report.text import fmt_value
 from . import command_help
 
@@ -38,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("action", nargs="?", default="list", choices=ACTIONS,
                         help="list runs (default), show a run, or diff two runs")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="run id, 'latest' or 'previous'")
-    parser.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH",
+    parser.add_argument("--db", type=input_path, default=DEFAULT_DB, metavar="PATH",
                         help=f"history database or the batch output folder holding it (default: {DEFAULT_DB})")
     parser.add_argument("--job", metavar="NAME", help="only this job")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")

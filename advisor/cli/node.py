@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 from ..errors import AdvisorError, UsageError
 from ..graph import read_graph
 from ..ingest import read_comparison
+from ..inputfiles import input_path
 from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
 from ..inspect.node import NodeReport, inspect_node
 from . import command_help
@@ -24,8 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "NAME is an op name (fuzzy: a unique substring will do), a golden op it was fused from, "
                     "or an op index.")
     parser.add_argument("name", metavar="NAME", help="op name, golden op name or op index")
-    parser.add_argument("comparison", type=Path, metavar="RESULT.csv", help="comparison result")
-    parser.add_argument("--graph", type=Path, metavar="FILE", help="model graph (ONNX, GE dump, OM JSON)")
+    parser.add_argument("comparison", type=input_path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("--graph", type=input_path, metavar="FILE", help="model graph (ONNX, GE dump, OM JSON)")
     parser.add_argument("--depth", type=int, default=1, metavar="K",
                         help="predecessors and successors up to K data edges away (default 1)")
     parser.add_argument("--no-findings", action="store_true",

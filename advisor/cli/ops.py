@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from ..errors import UsageError
 from ..graph import read_graph
 from ..ingest import read_comparison
+from ..inputfiles import input_path
 from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
 from ..inspect.ops import OpSummary, list_ops
 from . import command_help
@@ -20,8 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="One line per op: index, type, name, fused-from ops and its worst input and output "
                     "metrics (lowest cosine, highest errors). Names and types match fuzzily (case and "
                     "separators ignored).")
-    parser.add_argument("comparison", type=Path, metavar="RESULT.csv", help="comparison result")
-    parser.add_argument("--graph", type=Path, metavar="FILE", help="model graph, for fused-from ops and passes")
+    parser.add_argument("comparison", type=input_path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("--graph", type=input_path, metavar="FILE", help="model graph, for fused-from ops and passes")
     parser.add_argument("--name", metavar="SUBSTR", help="keep ops whose name (or a fused-from op) contains it")
     parser.add_argument("--type", dest="op_type", metavar="TYPE", help="keep ops whose type contains it")
     parser.add_argument("--below", metavar="METRIC=VALUE",

@@ -16,6 +16,7 @@ from ..engine.packs import Rule, check_pack, load_pack
 from ..engine.scaffold import scaffold_pack
 from ..errors import UsageError
 from ..facts.providers import load_providers
+from ..inputfiles import input_path
 from ..report.labels import labels_for
 from ..resources import data_dir
 from . import command_help
@@ -29,14 +30,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                             ("test", "run each rule's own cases (must fire / must stay silent)"),
                             ("list", "list the rules of the packs")):
         sub = actions.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("packs", nargs="*", type=Path, metavar="PACK", help=packs_help)
+        sub.add_argument("packs", nargs="*", type=input_path, metavar="PACK", help=packs_help)
     show = actions.add_parser("show", help="everything about one rule", description="everything about one rule")
     show.add_argument("rule_id", metavar="ID")
-    show.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK", help="extra pack")
+    show.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK", help="extra pack")
     show.add_argument("--lang", choices=("en", "zh"), default="en")
     docs = actions.add_parser("docs", help="one Markdown page per rule (what, why, example, fix)",
                               description="write one Markdown page per rule (what, why, example, fix)")
-    docs.add_argument("packs", nargs="*", type=Path, metavar="PACK", help=packs_help)
+    docs.add_argument("packs", nargs="*", type=input_path, metavar="PACK", help=packs_help)
     docs.add_argument("-o", "--output", type=Path, metavar="DIR", help="folder for the pages (default: print)")
     docs.add_argument("--lang", choices=("en", "zh"), default="en")
     new = actions.add_parser("new", help="scaffold a pack with one rule and its cases",

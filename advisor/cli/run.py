@@ -12,6 +12,7 @@ from ..config import ProjectConfig, load_config
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..facts.builder import DEFAULT_MAX_OP_FACTS
+from ..inputfiles import input_path
 from ..pipeline import STAGES, AnalysisOptions, analyse
 from ..progress import ProgressBar
 from ..remedy import BACKEND_NAMES, parse_backends
@@ -26,31 +27,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help=command_help("run"),
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
                                                "reports.")
-    parser.add_argument("input", type=Path, nargs="?",
+    parser.add_argument("input", type=input_path, nargs="?",
                         help="comparison result, e.g. result_20240101120000.csv (msaccucmp, msprobe, or any "
                              "CSV with --mapping)")
-    parser.add_argument("--bench", type=Path, metavar="DUMP_JSON",
+    parser.add_argument("--bench", type=input_path, metavar="DUMP_JSON",
                         help="msprobe dump.json of the reference run; with --target instead of INPUT")
-    parser.add_argument("--target", type=Path, metavar="DUMP_JSON",
+    parser.add_argument("--target", type=input_path, metavar="DUMP_JSON",
                         help="msprobe dump.json of the target run, compared with --bench by statistics")
-    parser.add_argument("--mapping", type=Path, metavar="MAPPING.yaml",
+    parser.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
                         help="column mapping for a CSV from a tool advisor does not know (docs/formats.md)")
     parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
                         help="the dump folders the comparison was made from: probes the input tensors for "
                              "channel order, normalisation, layout, scale and geometry")
-    parser.add_argument("--config", type=Path, metavar="BUILD.json|yaml",
+    parser.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
-    parser.add_argument("--simulation", type=Path, metavar="SIM_RESULT.csv",
+    parser.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
                         help="with --config: the comparison of the framework's fake-quant simulation of the build "
                              "(e.g. an AMCT fake-quant model) against the float model: tells a layer int8 cannot "
                              "hold from a target-only (backend) error")
-    parser.add_argument("--graph", type=Path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
+    parser.add_argument("--graph", type=input_path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
                         help="the model graph (ONNX model, GE graph dump or OM model as JSON): joins ops by name, "
                              "reads inputs from graph predecessors, names fusion passes and draws the root cause's "
                              "neighbourhood")
-    parser.add_argument("--fusion", type=Path, metavar="fusion_result.json",
+    parser.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
                         help="the fusion report of the target build (fusion passes that took effect)")
-    parser.add_argument("--rules", action="append", type=Path, default=[], metavar="PACK",
+    parser.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK",
                         help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
     parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
     parser.add_argument("--input-nodes", default="", metavar="A;B",
@@ -64,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="do not fire this rule; repeatable")
     parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
                         help="change a rule's severity (error, warning, info); repeatable")
-    parser.add_argument("--project-config", type=Path, metavar="FILE",
+    parser.add_argument("--project-config", type=input_path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
                              "current folder)")
     parser.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..inputfiles import input_path, input_text
 from ..inspect.common import fmt, load_array, paint, resolve_tensor_file, use_colour
 from ..inspect.tensor import TensorSummary, histogram_lines, summarise_tensor, write_text
 from . import command_help
@@ -16,8 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "tensor", help=command_help("tensor"),
         description="Shape, dtype, min/max/mean/std, NaN/inf counts, FP16 range usage and a histogram. "
                     "FILE is an .npy file, or with --dumps DIR an op name (`conv1`, `conv1:input:0`).")
-    parser.add_argument("file", metavar="FILE", help=".npy file, or an op name with --dumps")
-    parser.add_argument("--dumps", type=Path, metavar="DIR", help="dump folder to find FILE by op name")
+    parser.add_argument("file", type=input_text, metavar="FILE", help=".npy file, or an op name with --dumps")
+    parser.add_argument("--dumps", type=input_path, metavar="DIR", help="dump folder to find FILE by op name")
     parser.add_argument("--txt", type=Path, metavar="OUT", help="also write the values as text (shape and "
                                                                 "dtype in a header line)")
     parser.add_argument("--bins", type=int, default=20, metavar="N", help="histogram bins (default 20)")

@@ -26,13 +26,13 @@ Give a graph whenever the comparison must be exact. This module reads only what 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputFormatError
+from ..nesting import loads_json
 from .dump_names import safe_name
 
 
@@ -75,9 +75,10 @@ def read_fusion_map(path: Path, target_shapes: dict[str, tuple[int, ...]],
 
 def _read_json_mapping(path: Path) -> FusionMap:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
-        raise InputFormatError(f"not valid JSON ({exc})", path=path) from None
+        raise InputFormatError(f"cannot read ({exc})", path=path) from None
+    data = loads_json(text, path, InputFormatError)
     if not isinstance(data, dict):
         raise InputFormatError('a fusion mapping is a JSON object {"<target op>": "GoldenA,GoldenB"}', path=path)
     groups: dict[str, list[str]] = {}

@@ -7,7 +7,6 @@ in microseconds, so a folder of a million dumps is inventoried without reading a
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 
 from ..errors import InputFormatError
 from ..filekind import sniff
+from ..nesting import loads_json
 from .dump_names import NAMINGS, DumpName, parse_dump_name
 
 
@@ -131,8 +131,8 @@ def _msprobe_order(root: Path) -> list[str]:
     for candidate in (root / "dump.json", root.parent / "dump.json"):
         if candidate.is_file():
             try:
-                data = json.loads(candidate.read_text(encoding="utf-8")).get("data", {})
-            except (OSError, ValueError, AttributeError):
+                data = loads_json(candidate.read_text(encoding="utf-8"), candidate, InputFormatError).get("data", {})
+            except (OSError, ValueError, AttributeError, InputFormatError):
                 return []
             return list(data) if isinstance(data, dict) else []
     return []

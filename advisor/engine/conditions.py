@@ -36,6 +36,7 @@ from ..facts.schema import BOOL, FACT_FIELDS, NUMBER, STRING
 OPERATORS = {"eq": "$eq", "ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte",
              "in": None, "exists": None}
 GROUPS = ("all", "any")
+MAX_ALTERNATIVES = 64           # per rule, after every 'any' / 'in' is expanded (counted before expanding)
 RESERVED = {"fact", "as"}
 _REF = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
 _PARAM = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -61,6 +62,7 @@ class PatternCompiler:
         self.params = params
         self.aliases: dict[str, str] = {}       # alias -> fact kind, in pattern order
         self.problems: list[ConditionProblem] = []
+        self.expanded = 1                       # alternatives of the rule so far (product over its patterns)
 
     def _problem(self, message: str, node: Any, key: str | None) -> None:
         self.problems.append(ConditionProblem(message, node, key))
@@ -77,6 +79,12 @@ class PatternCompiler:
                        f"known: {', '.join(FACT_FIELDS)}" if kind is not None
                        else "each pattern names its fact kind: 'fact: network|op|finding'")
             self._problem(message, node, "fact")
+            return []
+        self.expanded *= _count(node, skip_reserved=True)
+        if self.expanded > MAX_ALTERNATIVES:
+            self._problem(f"the rule expands to more than {MAX_ALTERNATIVES} alternatives: split it or use fewer "
+                          "'any'/'in' choices", node, None)
+            self.aliases[alias] = kind
             return []
         compiled = []
         for terms in self._alternatives(node, kind, skip_reserved=True):
@@ -188,6 +196,34 @@ class PatternCompiler:
                                                   node, name)
             return None
         return operand
+
+
+def _count(node: Any, skip_reserved: bool = False) -> int:
+    """How many alternatives ``node`` expands to, counted without expanding (saturates just above
+    MAX_ALTERNATIVES, so 10^8 alternatives cost as little as 65). Malformed parts count 1; the
+    compiler reports them."""
+    if not isinstance(node, dict):
+        return 1
+    total = 1
+    for key, value in node.items():
+        if skip_reserved and key in RESERVED:
+            continue
+        if key in GROUPS and isinstance(value, list):
+            parts = [_count(item) for item in value]
+            options = sum(parts) if key == "any" else _product(parts)
+        elif isinstance(value, dict) and len(value) == 1 and isinstance(value.get("in"), list):
+            options = len(value["in"])
+        else:
+            options = 1
+        total = _product([total, max(options, 1)])
+    return total
+
+
+def _product(numbers: list[int]) -> int:
+    total = 1
+    for number in numbers:
+        total = min(total * number, MAX_ALTERNATIVES + 1)
+    return total
 
 
 def _is_join(term: dict[str, Any]) -> bool:

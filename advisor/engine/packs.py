@@ -15,18 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
-
 from .. import __version__
 from ..advice import known_kinds, register_page, validate_page
 from ..errors import KnowledgeError, RulePackError
 from ..facts.schema import FACT_FIELDS
+from ..templating import BoundedEnvironment, template_problem
 from ..yamlfile import LineDict, load_yaml
-from .conditions import Guard, PatternCompiler, suggest
+from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler, suggest
 
 SEVERITIES = ("error", "warning", "info")
-MAX_ALTERNATIVES = 64
 LANGUAGES = ("en", "zh")
 DOC_SECTIONS = ("what", "why", "fix")
 RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
@@ -39,7 +36,7 @@ _ALIAS = re.compile(r"^[a-z][a-z0-9_]*$")
 _KIND = re.compile(r"^[a-z][a-z0-9_]*$")
 _FIELD_REF = re.compile(r"^\$([a-z][a-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
 
-template_env = SandboxedEnvironment(autoescape=False)
+template_env = BoundedEnvironment(autoescape=False)
 
 
 @dataclass
@@ -113,7 +110,9 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}:{self.column}" if self.line else str(self.path)
+        where = str(self.path) + (f":{self.line}" if self.line else "")
+        if self.line and self.column:
+            where += f":{self.column}"
         return f"{where}: {self.message}"
 
 
@@ -333,6 +332,10 @@ def _rule(node: Any, path: Path, checker: _Checker, inline_kinds: set[str]) -> R
         cases = []
     else:
         _check_cases(cases, node, checker)
+    tags = node.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        checker.add("'tags' is a list of words, e.g. [fp16, overflow]", node, "tags")
+        tags = []
     priority = node.get("priority", 100)
     if not isinstance(priority, int) or isinstance(priority, bool):
         checker.add("'priority' must be an integer (lower fires first)", node, "priority")
@@ -340,7 +343,7 @@ def _rule(node: Any, path: Path, checker: _Checker, inline_kinds: set[str]) -> R
     if checker.problems:
         return None
     return Rule(id=rule_id, title=title, severity=severity, root_cause=bool(node.get("root_cause", False)),
-                priority=priority, tags=list(node.get("tags") or []), params=dict(params), docs=docs,
+                priority=priority, tags=tags, params=dict(params), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=_line(node) or 0)
 
 
@@ -398,10 +401,9 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], kinds: dict[str, str],
             checker.add("'emit.op' is '$pattern.field' naming the op, e.g. $m.output_op", emit, "op")
     evidence = _texts(emit.get("evidence"), checker, emit, "evidence")
     for lang, text in evidence.items():
-        try:
-            template_env.parse(text)
-        except TemplateSyntaxError as exc:
-            checker.add(f"evidence.{lang}: template error: {exc.message}", emit, "evidence")
+        problem = template_problem(template_env, text)
+        if problem:
+            checker.add(f"evidence.{lang}: {problem}", emit, "evidence")
     values = emit.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         checker.add("'emit.values' is a list of fields ('field' of the subject or 'pattern.field')", emit, "values")

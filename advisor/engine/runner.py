@@ -30,6 +30,7 @@ from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
+from ..templating import render_bounded
 from .conditions import Guard
 from .packs import Rule, template_env
 
@@ -163,7 +164,7 @@ class _Collector:
         if finding_id in self.findings:
             return
         context = {**matched, "params": {**rule.params, **self.params.get(rule.id, {})}}
-        evidence = {lang: tidy(template_env.from_string(text).render(context).strip(), lang)
+        evidence = {lang: tidy(render_bounded(template_env.from_string(text), context).strip(), lang)
                     for lang, text in emit.evidence.items()}
         values: dict[str, Any] = {}
         for spec in emit.values:

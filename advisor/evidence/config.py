@@ -15,12 +15,12 @@ from the knobs). An ATC ``insert_op_conf`` AIPP file is read when it sits where 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from ..nesting import loads_json
 from ..yamlfile import parse_yaml
 from .quant_config import QuantSettings, quant_settings
 
@@ -40,11 +40,7 @@ def read_build_config(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"cannot read the build config ({exc})", path=path) from None
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise InputFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=path, line=line) from None
+        data = loads_json(text, path, InputFormatError)
     else:
         data = parse_yaml(text, path, InputFormatError)
     if not isinstance(data, dict):

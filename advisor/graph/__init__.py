@@ -18,7 +18,6 @@ raises ``advisor.errors.InputFormatError`` naming the file (and line, where the 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from advisor.errors import InputFormatError
 from advisor.graph import ge_text, om_json, onnx_text
 from advisor.graph.fusion_result import FusionReport, PassCount, fusion_report, is_fusion_result
 from advisor.graph.model import Edge, Graph, InitializerStats, Node, TensorDesc, gc_paused
+from advisor.nesting import loads_json
 
 __all__ = ["FORMATS", "Edge", "FusionReport", "Graph", "InitializerStats", "Node", "PassCount", "TensorDesc",
            "detect_format", "read_fusion_result", "read_graph"]
@@ -101,10 +101,7 @@ def _load(path: Path) -> tuple[str, Any, str | None]:
 
 
 def _classify_json(path: Path, text: str) -> tuple[str, Any, str]:
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+    document = loads_json(text, path, InputFormatError)
     if is_fusion_result(document):
         return "fusion-result", document, text
     if om_json.is_om_json(document):

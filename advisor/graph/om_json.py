@@ -7,13 +7,13 @@ model-level attrs hold ``atc_cmdline`` (``Graph.atc_cmdline``), ``soc_version`` 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from advisor.errors import InputFormatError
 from advisor.graph import ge_ops
 from advisor.graph.model import Graph, gc_paused
+from advisor.nesting import loads_json
 
 
 def is_om_json(document: Any) -> bool:
@@ -32,10 +32,7 @@ def from_document(document: dict[str, Any], path: Path) -> Graph:
 
 def read_om_json(path: str | Path) -> Graph:
     path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+    document = loads_json(path.read_text(encoding="utf-8-sig"), path, InputFormatError)
     if not is_om_json(document):
         raise InputFormatError("not an OM model JSON: expected {attr, graph: [{name, op: [...]}], name}", path=path)
     with gc_paused():

@@ -1,17 +1,17 @@
 """The report stage: Diagnosis -> view model (once) -> html, md, json, txt, and the remedy's files.
 
 ``write_reports`` renders every requested format (and, when the diagnosis has a remedy,
-``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``) before it touches the disk, then stages
-each file as a temporary file beside its final place and moves them into place with ``os.replace``:
-a failure while rendering or staging leaves the folder as it was, and a reader never sees half a
-report. The only files ever deleted are remedy files an earlier run wrote (it lists them) that the
-new run does not write again: a remedy is replaced as a whole. Anything else stays as it was.
+``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``) before it touches the disk, then
+publishes them as one set: written into a fresh folder and made current by one symlink swap
+(:mod:`.outset` says why), so a failure or a kill -9 at any point leaves the earlier complete set or
+the new complete set, never a mix, and no earlier report survives beside a newer one. Single pages
+written by others (the batch index and digest, ``write_files``) are each staged beside their final
+place and moved in with ``os.replace``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 from collections.abc import Iterable
@@ -20,8 +20,9 @@ from pathlib import Path, PurePosixPath
 from ..diagnosis import Diagnosis
 from ..errors import UsageError
 from .model import SCHEMA, ReportView
+from .outset import publish
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
-from .view import REMEDY_FOLDER, build_view, check_language
+from .view import build_view, check_language
 
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
@@ -51,39 +52,12 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
     return write_outputs(outdir, rendered + remedy_files(view))
 
 
-REMEDY_LIST = f"{REMEDY_FOLDER}/.advisor-files"     # what the last run wrote under remedy/
-
-
 def write_outputs(outdir: str | Path, files: Iterable[tuple[str, str]]) -> list[Path]:
-    """Reports and remedy files, written like ``write_files``; the remedy is replaced as a whole: a
-    file an earlier run wrote under ``remedy/`` (listed in ``remedy/.advisor-files``) that this run
-    does not write is removed, so a 2-step remedy never sits beside an older run's step 3. Nothing
-    advisor did not write is touched."""
-    outdir = Path(outdir)
-    files = list(files)
-    ours = sorted(name for name, _ in files if name.startswith(f"{REMEDY_FOLDER}/"))
-    previous = _listed(outdir)
-    written = _write_all(outdir, files + ([(REMEDY_LIST, json.dumps(ours, indent=1) + "\n")] if ours else []))
-    for name in sorted(previous - set(ours) - ({REMEDY_LIST} if ours else set())):
-        with contextlib.suppress(OSError, ValueError):
-            stale = _inside(outdir, name)
-            stale.unlink(missing_ok=True)
-            folder = stale.parent
-            while folder != outdir and not any(folder.iterdir()):
-                folder.rmdir()
-                folder = folder.parent
-    return written[:len(files)]
-
-
-def _listed(outdir: Path) -> set[str]:
-    """The files the last run wrote under remedy/ (and the list itself), from its list."""
-    try:
-        names = json.loads((outdir / REMEDY_LIST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    listed = {n for n in names if isinstance(n, str) and n.startswith(f"{REMEDY_FOLDER}/")} if isinstance(names, list) \
-        else set()
-    return listed | {REMEDY_LIST}
+    """One run's reports and remedy files as OUTDIR's report set, swapped in as a whole (see
+    :mod:`advisor.report.outset`): a kill at any moment leaves the earlier set or this one, and a file
+    of the earlier set this run does not write (``report.html`` when only txt is asked now, an older
+    remedy's step 3) is gone with it. Files advisor did not write are kept."""
+    return publish(Path(outdir), list(files))
 
 
 def remedy_files(view: ReportView) -> list[tuple[str, str]]:

@@ -38,7 +38,7 @@ def test_the_overflow_scenario_gets_its_keep_list_for_the_configured_backend(run
     folder = run.outdir / "remedy" / "step1" / "ascend"
     assert (folder / "keep_dtype.cfg").read_text(encoding="utf-8").splitlines() == keep_all
     assert "--precision_mode=allow_fp32_to_fp16" in (folder / "atc_command.sh").read_text(encoding="utf-8")
-    assert sorted(p.name for p in (run.outdir / "remedy").iterdir()) == [".advisor-files", "README.md", "step1"]
+    assert sorted(p.name for p in (run.outdir / "remedy").iterdir()) == ["README.md", "step1"]
     assert f"Remedy: {run.outdir / 'remedy' / 'README.md'} (1 step for ascend)" in run.out
 
 

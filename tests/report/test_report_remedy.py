@@ -15,12 +15,17 @@ import jsonschema
 import pytest
 import yaml
 
-import advisor.report
+import advisor.report.outset
 from advisor.diagnosis import Diagnosis, Finding
 from advisor.errors import UsageError
 from advisor.remedy import remedy_for
 from advisor.report import render, write_reports
 from advisor.resources import data_dir
+
+
+def visible(folder: Path) -> list[str]:
+    """The names in ``folder`` a user sees with ``ls`` (advisor keeps its report sets in a hidden folder)."""
+    return sorted(n for n in os.listdir(folder) if n != ".advisor-reports")
 
 SCRIPT = "</script><script>alert(1)</script>"
 HOSTILE_OPS = [f"Conv_{SCRIPT}", "two\nlines", "a`b```c", 'q"uote\'s', "pipe|cell"]
@@ -153,10 +158,11 @@ def test_txt_has_one_line_per_step(remedied: Diagnosis) -> None:
 def test_files_are_written_under_remedy_with_a_readme(remedied: Diagnosis, tmp_path: Path) -> None:
     paths = write_reports(remedied, tmp_path, formats=("json",), lang="zh")
     assert paths[0] == tmp_path / "report.json" and paths[1] == tmp_path / "remedy" / "README.md"
-    written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    written = {p.relative_to(tmp_path).as_posix() for p in [tmp_path / "report.json", *(tmp_path / "remedy").rglob("*")]
+               if p.is_file()}
     expected = {f"remedy/step{s.step}/{backend}/{name}" for s in remedied.remedy.steps
                 for backend, files in s.files.items() for name in files}
-    assert written == {"report.json", "remedy/README.md", "remedy/.advisor-files"} | expected
+    assert written == {"report.json", "remedy/README.md"} | expected
     for step in remedied.remedy.steps:
         for backend, files in step.files.items():
             for name, text in files.items():
@@ -178,16 +184,16 @@ def test_a_failing_write_leaves_nothing_half_written(remedied: Diagnosis, tmp_pa
             raise OSError(28, "No space left on device")
         return real_open(path, flags, mode)
 
-    monkeypatch.setattr(advisor.report.os, "open", open_fails_late)
+    monkeypatch.setattr(advisor.report.outset.os, "open", open_fails_late)
     with pytest.raises(UsageError, match="No space left on device"):
         write_reports(remedied, tmp_path, formats=("json",))
-    assert os.listdir(tmp_path) == ["report.json"]                # no remedy folder, no temporary file
+    assert visible(tmp_path) == ["report.json"]                   # no remedy folder, no temporary file
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == "previous report"
 
 
 def test_no_remedy_writes_nothing_under_remedy_and_removes_nothing(root_cause: Diagnosis, tmp_path: Path) -> None:
     write_reports(root_cause, tmp_path, formats=("txt",))
-    assert os.listdir(tmp_path) == ["report.txt"]
+    assert visible(tmp_path) == ["report.txt"]
     earlier = tmp_path / "remedy" / "step1" / "ascend" / "keep_dtype.cfg"
     earlier.parent.mkdir(parents=True)
     earlier.write_text("Pow_4\n", encoding="utf-8")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import advisor.report
+import advisor.report.outset
 from advisor.diagnosis import Diagnosis
 from advisor.errors import UsageError
 from advisor.report import REPORTERS, Reporter, render, write_reports
@@ -32,7 +32,7 @@ def test_writes_every_default_format(root_cause: Diagnosis, tmp_path: Path) -> N
     paths = write_reports(root_cause, outdir)
     assert [p.name for p in paths] == ["report.html", "report.md", "report.json", "report.txt"]
     assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
-    assert sorted(os.listdir(outdir)) == sorted(p.name for p in paths)      # no temporary files left
+    assert visible(outdir) == sorted(p.name for p in paths)                  # no temporary files left
 
 
 def test_formats_as_given_on_the_command_line(root_cause: Diagnosis, tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_a_failing_renderer_writes_nothing(root_cause: Diagnosis, tmp_path: Path
     (tmp_path / "report.md").write_text("previous report", encoding="utf-8")
     with pytest.raises(RuntimeError, match="renderer failed"):
         write_reports(root_cause, tmp_path, formats=("md", "json", "boom"))
-    assert os.listdir(tmp_path) == ["report.md"]
+    assert visible(tmp_path) == ["report.md"]
     assert (tmp_path / "report.md").read_text(encoding="utf-8") == "previous report"
 
 
@@ -74,10 +74,10 @@ def test_a_failing_write_leaves_old_reports_and_no_temporary_files(root_cause: D
             raise OSError(28, "No space left on device")
         return real_open(path, flags, mode)
 
-    monkeypatch.setattr(advisor.report.os, "open", open_fails_second_time)
+    monkeypatch.setattr(advisor.report.outset.os, "open", open_fails_second_time)
     with pytest.raises(UsageError, match="cannot write the reports: No space left on device"):
         write_reports(root_cause, tmp_path, formats=("md", "json"))
-    assert os.listdir(tmp_path) == ["report.md"]
+    assert visible(tmp_path) == ["report.md"]
     assert (tmp_path / "report.md").read_text(encoding="utf-8") == "previous report"
 
 
@@ -107,6 +107,11 @@ def test_an_output_path_that_is_a_file_is_a_usage_error(root_cause: Diagnosis, t
     (tmp_path / "taken").write_text("x", encoding="utf-8")
     with pytest.raises(UsageError, match="cannot create the output folder"):
         write_reports(root_cause, tmp_path / "taken", formats=("txt",))
+
+
+def visible(folder: Path) -> list[str]:
+    """The names in ``folder`` a user sees with ``ls`` (advisor keeps its report sets in a hidden folder)."""
+    return sorted(n for n in os.listdir(folder) if n != ".advisor-reports")
 
 
 def test_every_registered_reporter_follows_the_protocol() -> None:

@@ -1,0 +1,208 @@
+"""Evidence and advice templates, rendered in a sandbox with bounds on time and size.
+
+Pack authors write Jinja templates (a rule's ``evidence``, an advice page's sections); a pack is code
+from someone else. Jinja's sandbox already stops attribute tricks and code execution; this module also
+stops a small template from meaning large work:
+
+* at ``rules validate`` (and whenever a pack or advice page is loaded) :func:`template_problem` refuses
+  what an evidence or advice text never needs and what makes work grow without bound: loops inside
+  loops, recursive loops, macros and call blocks (recursion), ``namespace()`` (state that grows across
+  iterations, e.g. string doubling);
+* while rendering, ``*``, ``**``, ``+``, ``~``, filter and method arguments are checked so no single
+  step makes a string or list longer than ``MAX_OUTPUT`` characters, or a number with more than
+  ``MAX_INT_BITS`` bits; the output is cut off at ``MAX_OUTPUT`` characters, and a render that takes
+  more than ``TIME_LIMIT`` seconds is stopped (a timer signal in the main thread, where advisor renders).
+
+A template over a bound raises ``TemplateBoundError`` (a ``jinja2.TemplateError``), which the callers
+already turn into the one-line error naming the rule or advice file.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import signal
+import threading
+from typing import Any
+
+from jinja2 import Template, TemplateError, TemplateSyntaxError, nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.sandbox import SandboxedEnvironment
+
+MAX_OUTPUT = 100_000            # characters of one rendered text (an advice page is ~3,000)
+MAX_INT_BITS = 4_096
+TIME_LIMIT = 2.0                # seconds for one render
+
+
+class TemplateBoundError(TemplateError):
+    """A template went over a bound (size, time)."""
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, (str, list, tuple, bytes)) and len(value) > MAX_OUTPUT:
+        raise TemplateBoundError(f"the template makes a value longer than {MAX_OUTPUT:,} characters")
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise TemplateBoundError("the template makes a number too large to print")
+    return value
+
+
+def _check_args(args: tuple, kwargs: dict[str, Any]) -> None:
+    """Width-like arguments (of padding methods and filters) and format strings with huge widths."""
+    for arg in (*args, *kwargs.values()):
+        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > MAX_OUTPUT:
+            raise TemplateBoundError(f"an argument larger than {MAX_OUTPUT:,} in a template")
+        if isinstance(arg, str) and _WIDE_FORMAT.search(arg):
+            raise TemplateBoundError("a format width larger than 9,999 in a template")
+
+
+_WIDE_FORMAT = re.compile(r"(%[-+ #0]*|\{[^{}]*:[^{}]*?)\d{5,}")
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, tuple, bytes)) else 0
+
+
+class _BoundedCodeGenerator(CodeGenerator):
+    """``a ~ b`` (string concatenation) goes through ``environment.concat``, which checks the size."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class BoundedEnvironment(SandboxedEnvironment):
+    """A sandbox whose operators, filters and calls refuse results over the bounds above."""
+
+    code_generator_class = _BoundedCodeGenerator
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.filters = _BoundedFilters(self.filters)
+
+    def concat(self, parts: tuple) -> str:
+        texts = [str(p) for p in parts]
+        if sum(map(len, texts)) > MAX_OUTPUT:
+            raise TemplateBoundError(f"the template makes a value longer than {MAX_OUTPUT:,} characters")
+        return "".join(texts)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int) and abs(right) > 256:
+            raise TemplateBoundError("an exponent larger than 256 in a template")
+        if operator == "*":
+            count = right if isinstance(left, (str, list, tuple)) else left
+            if isinstance(count, int) and max(_size(left), _size(right), 1) * count > MAX_OUTPUT:
+                raise TemplateBoundError(f"the template makes a value longer than {MAX_OUTPUT:,} characters")
+            if isinstance(left, int) and isinstance(right, int) \
+                    and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise TemplateBoundError("the template makes a number too large to print")
+        if operator == "%" and isinstance(left, str):
+            _check_args((left,), {})
+        if operator == "+" and _size(left) + _size(right) > MAX_OUTPUT:
+            raise TemplateBoundError(f"the template makes a value longer than {MAX_OUTPUT:,} characters")
+        return _bounded(super().call_binop(context, operator, left, right))
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        if isinstance(getattr(__obj, "__self__", None), (str, list, tuple)):     # "x".ljust(n), "{:>n}".format()
+            _check_args((__obj.__self__, *args), kwargs)
+        return _bounded(SandboxedEnvironment.call(__self, __context, __obj, *args, **kwargs))
+
+
+class _BoundedFilters(dict):
+    """The filter table, each filter's result checked (also filters registered later, e.g. ``num``);
+    the filters that pad or repeat also have their width arguments checked."""
+
+    def __init__(self, filters: dict[str, Any]) -> None:
+        super().__init__()
+        for name, function in filters.items():
+            self[name] = function
+
+    def __setitem__(self, name: str, function: Any) -> None:
+        super().__setitem__(name, _bounded_filter(name, function))
+
+
+_WIDTH_FILTERS = {"center", "indent", "wordwrap", "truncate", "batch", "slice", "format"}
+
+
+def _bounded_filter(name: str, function: Any) -> Any:
+    if getattr(function, "_bounded", False):
+        return function
+
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        if name in _WIDTH_FILTERS:
+            _check_args(args, kwargs)
+        return _bounded(function(*args, **kwargs))
+
+    bounded._bounded = True  # type: ignore[attr-defined]
+    return bounded
+
+
+def template_problem(env: SandboxedEnvironment, text: str) -> str | None:
+    """Why ``text`` is not an acceptable evidence or advice template (syntax, or a construct that makes
+    work grow without bound), or None."""
+    try:
+        tree = env.parse(text)
+    except TemplateSyntaxError as exc:
+        return f"template error: {exc.message}"
+    if any(True for _ in tree.find_all((nodes.Macro, nodes.CallBlock))):
+        return "template error: macros and call blocks are not allowed in evidence or advice texts"
+    for loop in tree.find_all(nodes.For):
+        if loop.recursive:
+            return "template error: recursive loops are not allowed in evidence or advice texts"
+        if any(True for _ in loop.find_all(nodes.For)):
+            return "template error: a loop inside a loop is not allowed in evidence or advice texts"
+    for call in tree.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name == "namespace":
+            return "template error: namespace() is not allowed in evidence or advice texts"
+    return None
+
+
+def render_bounded(template: Template, context: dict[str, Any]) -> str:
+    """``template`` rendered with ``context``, at most MAX_OUTPUT characters and TIME_LIMIT seconds."""
+    parts: list[str] = []
+    size = 0
+    timer = _Timer(TIME_LIMIT)
+    try:
+        with timer:
+            for chunk in template.generate(context):
+                size += len(chunk)
+                if size > MAX_OUTPUT:
+                    raise TemplateBoundError(f"the template's text is longer than {MAX_OUTPUT:,} characters")
+                parts.append(chunk)
+    except Exception:
+        if timer.expired:      # Jinja may fail while rewriting the traceback of the interrupted frame
+            raise TemplateBoundError(f"the template took longer than {TIME_LIMIT:g} s to render") from None
+        raise
+    return "".join(parts)
+
+
+class _Timer:
+    """Interrupt the block after ``seconds`` in the main thread; elsewhere (a signal can only be handled by
+    the main thread) the size bounds alone apply."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._armed = False
+
+    def _expire(self, signum: int, frame: Any) -> None:
+        self.expired = True
+        raise TemplateBoundError(f"the template took longer than {self.seconds:g} s to render")
+
+    def __enter__(self) -> _Timer:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            self._old = signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self._armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            if self._old[0]:
+                signal.setitimer(signal.ITIMER_REAL, *self._old)

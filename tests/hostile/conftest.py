@@ -1,0 +1,62 @@
+"""Hostile and broken input: helpers to run advisor as a user would and to check its one-line errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+MAX_ERROR_LINE = 600          # characters of the one-line error a user reads
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def one_line_error(self, *names: str) -> str:
+        """Exit 2 with one bounded line on stderr that names each of ``names``; returns the line."""
+        assert self.code == 2, (self.code, self.err[-2000:])
+        lines = self.err.strip("\n").splitlines()
+        assert len(lines) == 1, self.err[-2000:]
+        assert len(lines[0]) <= MAX_ERROR_LINE, lines[0][:300]
+        assert "internal error" not in lines[0] and "Traceback" not in self.err
+        for name in names:
+            assert name in lines[0], (name, lines[0])
+        return lines[0]
+
+
+@pytest.fixture
+def advisor(capsys: pytest.CaptureFixture[str]):
+    """``advisor(*argv)`` in this process (for inputs that cannot hang)."""
+
+    def run(*argv: object) -> Result:
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:                   # argparse refuses an argument
+            code = exc.code
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def advisor_process(*argv: object, timeout: float = 120, cwd: Path | None = None,
+                    env: dict[str, str] | None = None) -> Result:
+    """``python -m advisor ARGV`` in a child process, for inputs that used to hang or blow up; a hang is
+    a failure after ``timeout`` seconds (a guard, not a speed target)."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    try:
+        done = subprocess.run([sys.executable, "-m", "advisor", *map(str, argv)], capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, env=environment)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"advisor {' '.join(map(str, argv))} still running after {timeout} s")
+    return Result(done.returncode, done.stdout, done.stderr)
