@@ -124,6 +124,14 @@ class ThresholdRow:
 
 
 @dataclass(frozen=True)
+class ThresholdGrid:
+    """The thresholds for people: one row per dtype, one column per metric."""
+
+    metrics: tuple[str, ...]                               # metric labels, the columns
+    rows: tuple[tuple[str, tuple[str, ...]], ...]          # (dtype, value text per metric)
+
+
+@dataclass(frozen=True)
 class RemedyFileView:
     """One generated file of a remedy step, for one backend."""
 
@@ -190,6 +198,7 @@ class ReportView:
     inputs: tuple[Row, ...]
     packs: tuple[PackView, ...]
     thresholds: tuple[ThresholdRow, ...]
+    threshold_grid: ThresholdGrid
     overrides: tuple[Row, ...]                 # every setting, empty ones too (report.json)
     settings: tuple[Row, ...]                  # the settings a user changed, for people
     key_ops: tuple[KeyOpView, ...]

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..diagnosis import KeyOp
 from .labels import data_label
-from .model import KeyOpView, Row
+from .model import KeyOpView, Row, ThresholdGrid, ThresholdRow
 from .text import fmt_value, json_safe
 
 # Network fields the summary table does not show (report.json keeps them all).
@@ -93,3 +93,15 @@ def key_op_views(ops: Sequence[KeyOp], finding_at: Mapping[int, str], source: st
 
 
 KEY_OP_METRICS = ("in_cosine", "out_cosine", "out_red", "out_max_abs_error")
+
+
+def threshold_grid(rows: Sequence[ThresholdRow]) -> ThresholdGrid:
+    """The thresholds as one row per dtype and one column per metric ("—" where a dtype has none)."""
+    metrics = list(dict.fromkeys(row.metric for row in rows))
+    labels = {row.metric: row.metric_label for row in rows}
+    by_dtype: dict[str, dict[str, str]] = {}
+    for row in rows:
+        by_dtype.setdefault(row.dtype, {})[row.metric] = row.text
+    return ThresholdGrid(metrics=tuple(labels[m] for m in metrics),
+                         rows=tuple((dtype, tuple(values.get(m, "—") for m in metrics))
+                                    for dtype, values in by_dtype.items()))

@@ -29,7 +29,7 @@ from .model import (
     ThresholdRow,
 )
 from .plot import Marker, MarkerRole
-from .run_details import key_op_views, network_rows, override_rows
+from .run_details import key_op_views, network_rows, override_rows, threshold_grid
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
 
@@ -56,6 +56,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     answers_root = next((step.summary for step in remedy.steps if root_id in step.findings), None) if remedy else None
     verdict = verdict_texts(root, groups, diagnosis.network, lang, labels, answers_root)
     version = diagnosis.version or __version__
+    thresholds = tuple(_threshold_rows(diagnosis.thresholds, labels))
     return ReportView(
         language=lang,
         labels=labels,
@@ -75,7 +76,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         network=tuple(network_rows(diagnosis.network, labels)),
         inputs=tuple(_rows(diagnosis.inputs, labels, "input")),
         packs=tuple(PackView(p.name, p.version, p.source, p.rules) for p in diagnosis.packs),
-        thresholds=tuple(_threshold_rows(diagnosis.thresholds, labels)),
+        thresholds=thresholds,
+        threshold_grid=threshold_grid(thresholds),
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
         settings=tuple(override_rows(diagnosis.overrides, labels)),
         key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), diagnosis.inputs.get("comparison"), labels),
