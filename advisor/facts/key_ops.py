@@ -45,8 +45,11 @@ def key_ops(facts: FactSet, root_index: int | None) -> list[KeyOp]:
     mark(worst[cosine[worst] < 1.0], "worst")
     if root is not None:
         mark(_neighbours(facts, root), "neighbour")
-    if "is_output" in ops:
-        mark(np.flatnonzero(ops["is_output"].to_numpy(dtype=bool))[:MAX_OUTPUTS], "output")
+    outputs = np.flatnonzero(ops["is_output"].to_numpy(dtype=bool)) if "is_output" in ops else np.array([], int)
+    if not len(outputs) and facts.network.get("output_op"):
+        # A Node_Output row is no op of its own: the output is the op its golden dump was written from.
+        outputs = np.flatnonzero((ops["op"] == facts.network["output_op"]).to_numpy(dtype=bool, na_value=False))[-1:]
+    mark(outputs[:MAX_OUTPUTS], "output")
     return [_row(ops, position, tags) for position, tags in sorted(roles.items())]
 
 

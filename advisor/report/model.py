@@ -194,7 +194,8 @@ class ReportView:
     findings: tuple[FindingView, ...]          # every finding, in rank order
     groups: tuple[FindingGroup, ...]           # active findings in rank order, symptoms under them
     vendor_blocks: tuple[VendorBlock, ...]
-    network: tuple[Row, ...]
+    network: tuple[Row, ...]                   # every network field (report.json)
+    network_summary: tuple[Row, ...]           # the ones people read, labelled, in the report language
     inputs: tuple[Row, ...]
     packs: tuple[PackView, ...]
     thresholds: tuple[ThresholdRow, ...]

@@ -16,6 +16,8 @@ from .text import fmt_value, json_safe
 
 # Network fields the summary table does not show (report.json keeps them all).
 HIDDEN_NETWORK = ("id", "fact", "output_known", "output_line", "keep_fp32_all", "graph_known")
+# Network fields that hold comma-joined names: shown with a space after each comma, so they wrap.
+NAME_LISTS = ("output_ops", "npu_only_names", "golden_only_names", "fusion_passes_effective")
 # Network fields whose text value is itself a key with a label (``output_source.last_op``).
 LABELLED_VALUES = ("output_source", "graph_side")
 ROLE_ORDER = ("root", "entry", "worst", "neighbour", "output")
@@ -41,8 +43,12 @@ def network_rows(network: Mapping[str, Any], labels: Mapping[str, str]) -> list[
     for key, value in network.items():
         if key in HIDDEN_NETWORK or _empty(value):
             continue
-        text = (labels.get(f"{key}.{value}", str(value)) if key in LABELLED_VALUES
-                else display_text(value, labels))
+        if key in LABELLED_VALUES:
+            text = labels.get(f"{key}.{value}", str(value))
+        elif key in NAME_LISTS and isinstance(value, str):
+            text = ", ".join(name.strip() for name in value.split(","))
+        else:
+            text = display_text(value, labels)
         rows.append(Row(str(key), data_label(labels, "network", str(key)), json_safe(value), text))
     return rows
 
