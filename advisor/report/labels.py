@@ -239,6 +239,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "metric.mean_relative_error": ("mean relative error", "平均相对误差"),
     "metric.accumulated_relative_error": ("accumulated relative error", "累积相对误差"),
     "metric.kullback_leibler_divergence": ("KL divergence", "KL 散度"),
+    "metric.scale": ("scale deviation", "幅值偏差"),
     # Roles of Diagnosis.inputs.
     "input.comparison": ("comparison result", "比对结果"),
     "input.graph": ("graph", "计算图"),
