@@ -81,6 +81,24 @@ class OpPoint:
 
 
 @dataclass
+class KeyOp:
+    """One op of the report's per-op table (advisor/facts/key_ops.py): an op that matters and why."""
+
+    index: int
+    op: str
+    op_type: str | None
+    dtype: str | None
+    roles: list[str]                    # why it is shown: root, entry, worst, neighbour, output
+    in_cosine: float | None
+    out_cosine: float | None
+    out_red: float | None
+    out_max_abs_error: float | None
+    deviates: bool
+    overflow: bool
+    source_line: int | None             # first line of the op's rows in the comparison
+
+
+@dataclass
 class Series:
     """Per-op metric series in execution order (downsampled for very large tables)."""
 
@@ -143,6 +161,7 @@ class Diagnosis:
     neighbourhood: Neighbourhood | None = None           # the root cause in the graph (--graph)
     remedy: Remedy | None = None                         # the fix in each backend's syntax (advisor/remedy)
     backends: tuple[str, ...] = ()                       # the user's toolchain(s): their advice comes first
+    key_ops: list[KeyOp] = field(default_factory=list)   # the ops that matter, for the per-op table
 
     @property
     def verdict(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +21,14 @@ from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
 from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
+from .facts.key_ops import key_ops, op_types_of
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
-from .remedy import remedy_for, resolve_backends
+from .remedy import Remedy, remedy_for, resolve_backends
+from .remedy.model import KeptOp
 
 MAX_PLOT_POINTS = 2000
 MAX_SOURCE_LINES = 50
@@ -109,6 +111,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
     config = build[0] if build else None
     remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
+    remedy = _typed_remedy(remedy, facts)
     return Diagnosis(
         root_cause=root,
         findings=ordered,
@@ -136,7 +139,27 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         neighbourhood=_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
+        key_ops=key_ops(facts, root.index if root is not None else None),
     )
+
+
+def _typed_remedy(remedy: Remedy | None, facts: FactSet) -> Remedy | None:
+    """The remedy's kept ops with the op types the comparison knows (an FP16 overflow's keep list
+    names golden ops only)."""
+    if remedy is None:
+        return None
+    wanted = {name for step in remedy.steps for op in step.keep if op.op_type is None for name in (op.op, *op.golden)}
+    types = op_types_of(facts.ops, wanted)
+    if not types:
+        return remedy
+
+    def typed(op: KeptOp) -> KeptOp:
+        if op.op_type is not None:
+            return op
+        kind = types.get(op.op) or next((types[g] for g in op.golden if g in types), None)
+        return replace(op, op_type=kind)
+    return replace(remedy, steps=tuple(replace(step, keep=tuple(typed(op) for op in step.keep))
+                                       for step in remedy.steps))
 
 
 def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..compare.dump_names import parse_dump_name
 from ..graph import FusionReport, Graph
 from ..ingest.table import ComparisonTable
 from .catalogs import load_catalog, op_type_of_name
@@ -488,8 +489,7 @@ def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
     if len(net_out):
         cos = net_out["cos"].min()
         golden_file = frame.loc[net_out.index[0], "golden_ops"]
-        return {"output_source": "Node_Output",
-                "output_op": str(golden_file) if pd.notna(golden_file) else "Node_Output",
+        return {"output_source": "Node_Output", "output_op": _output_op_name(golden_file),
                 "output_cosine": cos, "output_red": net_out["red"].max(),
                 "output_deviates": bool(net_out["deviates"].any()), "output_known": bool(np.isfinite(cos)),
                 "output_line": int(net_out["line"].iloc[0])}
@@ -515,6 +515,16 @@ def _network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
             "output_cosine": last["out_cosine"], "output_red": last["out_red"],
             "output_deviates": bool(last["out_deviates"]), "output_known": True,
             "output_line": int(last["source_line"])}
+
+
+def _output_op_name(golden_file: object) -> str:
+    """The op a Node_Output row's golden file was dumped from (``Softmax_111.0.1714993867004658.npy``
+    -> ``Softmax_111``); the cell as written when it is no dump file name; ``Node_Output`` when empty."""
+    if golden_file is None or pd.isna(golden_file) or not str(golden_file).strip():
+        return "Node_Output"
+    text = str(golden_file).strip()
+    parsed = parse_dump_name(text.split(",")[0].strip().rsplit("/", 1)[-1])
+    return parsed.op if parsed is not None else text
 
 
 def _mark_fp16_sensitive(ops: pd.DataFrame) -> None:

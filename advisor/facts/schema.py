@@ -29,7 +29,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "format": (STRING, "format of the comparison result (msaccucmp, ...)"),
         "output_source": (STRING, "where the network output was read: Node_Output, last_op, "
                                   "last_compared_op or none"),
-        "output_op": (STRING, "the op (or golden file) taken as network output"),
+        "output_op": (STRING, "the op taken as network output (from the Node_Output row's golden dump file "
+                             "name, else the op itself)"),
         "output_cosine": (NUMBER, "cosine of the network output"),
         "output_red": (NUMBER, "relative Euclidean distance of the network output"),
         "output_deviates": (BOOL, "the network output is outside its dtype's thresholds"),

@@ -29,13 +29,19 @@ def _fill(node: GraphNode) -> str:
     return COLORS["deviates"] if node.deviates else COLORS["agrees"]
 
 
+def fused_others(node: GraphNode) -> list[str]:
+    """The original ops fused into ``node``, without ``node`` itself: an op that kept its name
+    through a fusion is not "fused from" itself."""
+    return [name for name in dict.fromkeys(node.fused_from) if name and name != node.name]
+
+
 def _box(node: GraphNode, x: int, y: int, labels: Mapping[str, str]) -> str:
     stroke = COLORS["focus_stroke"] if node.role == "focus" else COLORS["stroke"]
     width = 2 if node.role == "focus" else 1
     cosine = (f" · cos {node.cosine:.4g}" if node.cosine is not None and math.isfinite(node.cosine) else "")
     tip = node.name + (f" ({node.op_type})" if node.op_type else "")
-    if node.fused_from:
-        tip += f"\n{labels.get('graph_fused_from', 'fused from')}: " + ", ".join(node.fused_from)
+    if fused_others(node):
+        tip += f"\n{labels.get('graph_fused_from', 'fused from')}: " + ", ".join(fused_others(node))
     if node.passes:
         tip += f"\n{labels.get('graph_passes', 'fusion passes')}: " + ", ".join(node.passes)
     return (f'<g class="gnode {node.role}"><title>{_esc(tip)}</title>'
@@ -55,7 +61,7 @@ def render_graph_svg(neighbourhood: Neighbourhood | None, labels: Mapping[str, s
     for node in neighbourhood.nodes:
         by_role.setdefault(node.role, []).append(node)
     focus = by_role["focus"][0] if by_role["focus"] else None
-    fused = focus.fused_from if focus else []
+    fused = fused_others(focus) if focus else []
     rows = max(len(by_role["input"]), len(by_role["output"]), 1)
     column_height = rows * (BOX_H + ROW_GAP) - ROW_GAP
     fused_lines = min(len(fused), MAX_FUSED_SHOWN) + (1 if len(fused) > MAX_FUSED_SHOWN else 0)

@@ -1,15 +1,14 @@
 """Markdown filters: show op names, evidence and advice as text, never as markup.
 
-One invariant makes this safe whatever a Markdown parser decides about blocks and code spans: the
-output holds no raw ``<`` except in ``<code>`` / ``<pre>`` elements written here around HTML-escaped
-text. Outside code, ``<``, backslashes and unpaired backticks are backslash-escaped; a code span or a
-fence whose text holds ``<`` becomes ``<code>`` / ``<pre><code>`` (GitHub renders both); other code
-spans and fences are kept as written, so commands in advice stay copyable and readable in chat.
+Outside code, ``<``, backslashes and unpaired backticks are backslash-escaped, so no text can open
+an HTML tag, an autolink or a code span. Code is written as Markdown code (CommonMark shows a code
+span's and a fence's text literally, ``<`` included): code spans and fences of advice are kept as
+written, and op names and paths become code spans whose backtick run is longer than any run inside.
+The report never holds HTML of its own, so it reads the same as plain text in chat and in an issue.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -40,16 +39,9 @@ def _spans(text: str) -> Iterator[tuple[bool, str]]:
         yield False, text[start:]
 
 
-def _html_code(code: str) -> str:
-    return f"<code>{html.escape(code, quote=False)}</code>"
-
-
 def _code_span(span: str) -> str:
-    width = len(_RUN.match(span).group(0))  # type: ignore[union-attr]
-    code = span[width:-width].replace("\n", " ")
-    if len(code) > 1 and code.startswith(" ") and code.endswith(" ") and code.strip():
-        code = code[1:-1]
-    return _html_code(code) if "<" in code else span
+    """A code span of the text, on one line (a line break inside would end a table cell or a list item)."""
+    return span.replace("\n", " ")
 
 
 def _inline(text: str) -> str:
@@ -68,32 +60,27 @@ def md_text(value: Any, cell: bool = False) -> str:
     start = 0
     for fence in _FENCE.finditer(text):
         out.append(_inline(text[start:fence.start()]))
-        code = fence.group(1)
-        out.append(f"<pre>{_html_code(code.rstrip(chr(10)))}</pre>" if "<" in code else fence.group(0))
+        out.append(fence.group(0))
         start = fence.end()
     out.append(_inline(text[start:]))
     return "".join(out)
 
 
 def md_code(value: Any, cell: bool = False) -> str:
-    """``value`` (an op name, a path) as inline code, shown literally whatever it holds."""
-    if value is None:
+    """``value`` (an op name, a path) as inline code, shown literally whatever it holds; "—" when
+    there is nothing to show (an empty code span reads as two stray backticks)."""
+    if value is None or not str(value).strip():
         return "—"
     text = oneline(value)
-    if "<" in text:
-        span = _html_code(text)
-    else:
-        longest = max((len(run) for run in _RUN.findall(text)), default=0)
-        pad = " " if text.startswith("`") or text.endswith("`") else ""
-        span = f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+    longest = max((len(run) for run in _RUN.findall(text)), default=0)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
     return span.replace("|", "\\|") if cell else span
 
 
 def md_fence(value: Any, info: str = "") -> str:
     """A whole file as a fenced code block showing it literally: the fence is longer than any run of
-    backticks in it; a text holding ``<`` becomes ``<pre><code>`` around the HTML-escaped text."""
+    backticks in it."""
     text = str(value).rstrip("\n")
-    if "<" in text:
-        return f"<pre><code>{html.escape(text, quote=False)}</code></pre>"
     fence = "`" * max(3, 1 + max((len(run) for run in _RUN.findall(text)), default=0))
     return f"{fence}{info}\n{text}\n{fence}"

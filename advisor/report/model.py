@@ -88,6 +88,25 @@ class Row:
 
 
 @dataclass(frozen=True)
+class KeyOpView:
+    """One row of the per-op table (the ops that matter)."""
+
+    index: int
+    op: str
+    op_type: str
+    dtype: str
+    roles: tuple[str, ...]             # root, entry, worst, neighbour, output
+    role_labels: tuple[str, ...]
+    metrics: tuple[tuple[float | None, str], ...]   # (value, text): input cosine, output cosine, RED, max abs error
+    status: str                        # overflow | deviates | agrees | unknown
+    status_label: str
+    source_line: int | None
+    source_href: str | None            # the comparison file (a file: URI), when it exists
+    source_title: str                  # "result.csv, line 12"
+    finding: str | None                # id of the finding shown for this op (an anchor in the page)
+
+
+@dataclass(frozen=True)
 class PackView:
     name: str
     version: str
@@ -102,6 +121,14 @@ class ThresholdRow:
     metric_label: str
     value: float | None
     text: str
+
+
+@dataclass(frozen=True)
+class ThresholdGrid:
+    """The thresholds for people: one row per dtype, one column per metric."""
+
+    metrics: tuple[str, ...]                               # metric labels, the columns
+    rows: tuple[tuple[str, tuple[str, ...]], ...]          # (dtype, value text per metric)
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,8 @@ class KeptOpView:
     golden: tuple[str, ...]
     op_type: str | None
     precision: str
-    finding: str
+    finding: str          # id of the finding that asked for it
+    finding_label: str    # that finding's title
 
 
 @dataclass(frozen=True)
@@ -166,11 +194,15 @@ class ReportView:
     findings: tuple[FindingView, ...]          # every finding, in rank order
     groups: tuple[FindingGroup, ...]           # active findings in rank order, symptoms under them
     vendor_blocks: tuple[VendorBlock, ...]
-    network: tuple[Row, ...]
+    network: tuple[Row, ...]                   # every network field (report.json)
+    network_summary: tuple[Row, ...]           # the ones people read, labelled, in the report language
     inputs: tuple[Row, ...]
     packs: tuple[PackView, ...]
     thresholds: tuple[ThresholdRow, ...]
-    overrides: tuple[Row, ...]
+    threshold_grid: ThresholdGrid
+    overrides: tuple[Row, ...]                 # every setting, empty ones too (report.json)
+    settings: tuple[Row, ...]                  # the settings a user changed, for people
+    key_ops: tuple[KeyOpView, ...]
     warnings: tuple[str, ...]
     series: Series | None
     markers: tuple[Marker, ...]

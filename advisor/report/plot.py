@@ -4,6 +4,10 @@ Plain SVG markup built here, no script and nothing fetched, so the HTML report w
 text that comes from the model (op names, finding titles) goes through ``_esc``. Missing values (None,
 NaN) leave gaps; long series are thinned to at most four points per pixel column (first, min, max,
 last), which keeps the shape and a few thousand ops within some tens of kilobytes.
+
+Hovering anywhere over the plot names the op under the pointer: a transparent band per point (per
+HOVER_PX-wide column of points when the series is longer than the plot is wide, naming the column's
+worst op) carries an SVG ``<title>``, which browsers show as a tooltip without any script.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..diagnosis import Series
+from ..diagnosis import OpPoint, Series
 from .labels import data_label
 from .text import fmt_value
 
@@ -27,6 +31,8 @@ PANEL_HEIGHT = 190
 LEFT, RIGHT, TOP, GAP, BOTTOM = 64, 16, 48, 40, 40
 PLOT_WIDTH = WIDTH - LEFT - RIGHT
 LOG_RATIO = 1e3                      # error values spanning more than this get a log axis
+LOG_FLOOR = 1e-300                   # a log axis starts no lower (a subnormal 5e-324 has no 10**floor)
+HOVER_PX = 3                         # narrowest hover band: more points than this allows share a band
 COLORS = {"line": "#2563eb", "error": "#7c3aed", "threshold": "#dc2626", "root": "#dc2626",
           "finding": "#d97706", "symptom": "#6b7280", "axis": "#9ca3af", "text": "#374151"}
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -96,8 +102,9 @@ def _linear_scale(values: list[float], threshold: float | None, top: float, ceil
 def _error_scale(values: list[float], threshold: float | None, top: float) -> _Scale:
     positive = [v for v in values + ([threshold] if _finite(threshold) else []) if v > 0]
     if positive and max(positive) / min(positive) >= LOG_RATIO:
-        low = 10.0 ** math.floor(math.log10(min(positive)))
-        high = 10.0 ** math.ceil(math.log10(max(positive)))
+        # Subnormal errors (msprobe writes MaxAbsErr 5e-324) are drawn at the floor of the axis.
+        low = max(10.0 ** math.floor(math.log10(max(min(positive), LOG_FLOOR))), LOG_FLOOR)
+        high = max(10.0 ** math.ceil(math.log10(max(positive))), low * 10)
         return _Scale(low, high, True, top, PANEL_HEIGHT)
     return _linear_scale(values, threshold, top, None)
 
@@ -228,6 +235,42 @@ def _markers(markers: Sequence[Marker], axis: _XAxis, cosines: dict[int, float |
     return out
 
 
+def _point_text(point: OpPoint, error_metric: str, labels: Mapping[str, str]) -> str:
+    """"Pow_4 (op 5) · cosine similarity 0.5 · relative Euclidean distance 0.3"."""
+    parts = [labels["location.full"].format(op=point.op, index=point.index)]
+    if _finite(point.cosine):
+        parts.append(f'{data_label(labels, "metric", "cosine")} {fmt_value(point.cosine)}')
+    if _finite(point.error):
+        parts.append(f'{data_label(labels, "metric", error_metric)} {fmt_value(point.error)}')
+    return " · ".join(parts)
+
+
+def _hover_bands(points: list[OpPoint], xs: list[float], error_metric: str, top: float, bottom: float,
+                 labels: Mapping[str, str]) -> list[str]:
+    """Transparent bands over both panels, one per point (or per HOVER_PX column of points, naming
+    the column's worst op and how many it holds), each with a ``<title>``."""
+    columns: dict[int, list[int]] = {}
+    for k, x in enumerate(xs):
+        columns.setdefault(int((x - LEFT) // HOVER_PX), []).append(k)
+    keys = sorted(columns)
+    centres = [sum(xs[k] for k in columns[key]) / len(columns[key]) for key in keys]
+    out = ['<g class="hv">']
+    for n, key in enumerate(keys):
+        members = columns[key]
+        # Bands meet halfway between neighbouring columns, so the whole plot width answers a hover.
+        left = LEFT if n == 0 else (centres[n - 1] + centres[n]) / 2
+        right = LEFT + PLOT_WIDTH if n == len(keys) - 1 else (centres[n] + centres[n + 1]) / 2
+        worst = min(members, key=lambda k: points[k].cosine if _finite(points[k].cosine) else 2.0)
+        text = _point_text(points[worst], error_metric, labels)
+        if len(members) > 1:
+            text = labels["plot_band"].format(n=len(members), first=points[members[0]].index,
+                                             last=points[members[-1]].index, worst=text)
+        out.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{max(right - left, 0.5):.1f}" '
+                   f'height="{bottom - top:.1f}"><title>{_esc(text)}</title></rect>')
+    out.append("</g>")
+    return out
+
+
 def _legend(labels: Mapping[str, str], roles: set[str]) -> list[str]:
     items = [("root", labels["legend_root"]), ("finding", labels["legend_finding"]),
              ("symptom", labels["legend_symptom"])]
@@ -271,6 +314,7 @@ def render_svg(series: Series | None, markers: Sequence[Marker], labels: Mapping
         body += _panel(title, err_top, xs, errors, err_scale, series.error_threshold, COLORS["error"], labels)
         bottom = err_top + PANEL_HEIGHT
     body += _x_ticks(axis, bottom, labels)
+    body += _hover_bands(points, xs, series.error_metric, cos_top, bottom, labels)
     cos_lookup = {p.index: c for p, c in zip(points, cosines, strict=True)}
     body += _markers(markers, axis, cos_lookup, cos_scale, cos_top, bottom)
     body += _legend(labels, {m.role for m in markers})
@@ -282,5 +326,6 @@ def render_svg(series: Series | None, markers: Sequence[Marker], labels: Mapping
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0f}" '
             f'width="100%" role="img" aria-label="{_esc(labels["plot"])}" class="plot">'
             f'<title>{_esc(labels["plot"])}: {_esc(title)}</title>'
-            '<style>.t{font:600 13px sans-serif;fill:#374151}.s{font:11px sans-serif;fill:#4b5563}</style>'
+            '<style>.t{font:600 13px sans-serif;fill:#374151}.s{font:11px sans-serif;fill:#4b5563}'
+            '.hv rect{fill:#2563eb;fill-opacity:0}.hv rect:hover{fill-opacity:.1}</style>'
             + "".join(body) + "</svg>")

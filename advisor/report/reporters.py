@@ -64,13 +64,15 @@ class TemplateReporter:
 
 
 class HtmlReporter(TemplateReporter):
-    """Self-contained: the stylesheet and the plot are inlined, nothing is fetched."""
+    """Self-contained: the stylesheet, the plots and the table-sorting script are inlined, nothing is fetched."""
 
     def context(self, view: ReportView) -> dict[str, Any]:
         svg = render_svg(view.series, view.markers, view.labels)
-        css = (templates_dir() / "static" / "report.css").read_text(encoding="utf-8")
+        static = templates_dir() / "static"
+        css = (static / "report.css").read_text(encoding="utf-8")
+        sort_js = (static / "sort.js").read_text(encoding="utf-8")
         graph_svg = render_graph_svg(view.neighbourhood, view.labels)
-        return {"svg": Markup(svg) if svg else None, "css": Markup(css),
+        return {"svg": Markup(svg) if svg else None, "css": Markup(css), "sort_js": Markup(sort_js),
                 "graph_svg": Markup(graph_svg) if graph_svg else None}
 
 

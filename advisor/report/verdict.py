@@ -32,10 +32,12 @@ def cause_phrase(view: FindingView, labels: Mapping[str, str]) -> str:
 
 
 def verdict_texts(root: FindingView | None, groups: tuple[FindingGroup, ...], network: Mapping[str, Any],
-                  lang: str, labels: Mapping[str, str]) -> VerdictTexts:
+                  lang: str, labels: Mapping[str, str], remedy_step: str | None = None) -> VerdictTexts:
+    """``remedy_step``: the summary of the remedy step that answers the root cause, when there is one:
+    the next step then points there instead of repeating the fix the remedy spells out."""
     if root is not None:
         return VerdictTexts(root.kind, root.severity, cause_phrase(root, labels),
-                            _cause_summary(root, groups, lang, labels), _cause_blocks(root, groups))
+                            _cause_summary(root, groups, lang, labels, remedy_step), _cause_blocks(root, groups))
     causes = [g.cause for g in groups]
     consistent = next((c for c in causes if c.kind == CONSISTENT), None)
     if consistent is None and network.get("consistent") is False:
@@ -60,17 +62,22 @@ def _serious_blocks(views: list[FindingView]) -> tuple[VendorBlock, ...]:
 
 
 def _cause_summary(root: FindingView, groups: tuple[FindingGroup, ...], lang: str,
-                   labels: Mapping[str, str]) -> str:
+                   labels: Mapping[str, str], remedy_step: str | None) -> str:
+    """The cause, how much it explains, and what to do next. The evidence is not repeated here: the
+    root cause's finding, right below the verdict in every format, gives it."""
     # An info-level root cause (a single-point deviation the output recovers from) is a note, not a fault.
     key = "summary.note" if root.severity == "info" else "summary.cause"
     if not root.location:
         key += "_no_location"
-    sentences = [labels[key].format(title=root.title, location=root.location), root.evidence]
+    sentences = [labels[key].format(title=root.title, location=root.location)]
     propagated = sum(len(g.symptoms) for g in groups if g.cause.id == root.id)
     if propagated:
         key = "summary.propagation_one" if propagated == 1 else "summary.propagation_many"
         sentences.append(labels[key].format(n=propagated))
-    sentences.append(labels["summary.next"].format(advice=root.advice.summary))
+    if remedy_step:
+        sentences.append(labels["summary.next_remedy"].format(step=remedy_step.rstrip(".。")))
+    else:
+        sentences.append(labels["summary.next"].format(advice=root.advice.summary))
     return join_sentences(sentences, lang)
 
 

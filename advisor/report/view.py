@@ -29,6 +29,7 @@ from .model import (
     ThresholdRow,
 )
 from .plot import Marker, MarkerRole
+from .run_details import key_op_views, network_rows, override_rows, threshold_grid
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
 
@@ -51,8 +52,11 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)
     root = views[root_id] if root_id else None
-    verdict = verdict_texts(root, groups, diagnosis.network, lang, labels)
+    remedy = _remedy_view(diagnosis.remedy, views, labels, lang)
+    answers_root = next((step.summary for step in remedy.steps if root_id in step.findings), None) if remedy else None
+    verdict = verdict_texts(root, groups, diagnosis.network, lang, labels, answers_root)
     version = diagnosis.version or __version__
+    thresholds = tuple(_threshold_rows(diagnosis.thresholds, labels))
     return ReportView(
         language=lang,
         labels=labels,
@@ -70,15 +74,19 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         groups=groups,
         vendor_blocks=verdict.vendor_blocks,
         network=tuple(_rows(diagnosis.network, labels, "network", skip=("id", "fact"))),
+        network_summary=tuple(network_rows(diagnosis.network, labels)),
         inputs=tuple(_rows(diagnosis.inputs, labels, "input")),
         packs=tuple(PackView(p.name, p.version, p.source, p.rules) for p in diagnosis.packs),
-        thresholds=tuple(_threshold_rows(diagnosis.thresholds, labels)),
+        thresholds=thresholds,
+        threshold_grid=threshold_grid(thresholds),
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
+        settings=tuple(override_rows(diagnosis.overrides, labels)),
+        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), diagnosis.inputs.get("comparison"), labels),
         warnings=tuple(diagnosis.warnings),
         series=diagnosis.series,
         markers=_markers(groups),
         neighbourhood=diagnosis.neighbourhood,
-        remedy=_remedy_view(diagnosis.remedy, views, labels, lang),
+        remedy=remedy,
     )
 
 
@@ -182,6 +190,16 @@ def _threshold_rows(thresholds: Mapping[str, Mapping[str, float]],
             for dtype, metrics in thresholds.items() for metric, value in metrics.items()]
 
 
+def _finding_at(groups: tuple[FindingGroup, ...]) -> dict[int, str]:
+    """Op index -> the id of the first finding shown for it (causes before their symptoms)."""
+    found: dict[int, str] = {}
+    for group in groups:
+        for view in (group.cause, *group.symptoms):
+            if view.index is not None:
+                found.setdefault(view.index, view.id)
+    return found
+
+
 def _markers(groups: tuple[FindingGroup, ...]) -> tuple[Marker, ...]:
     marked: list[tuple[FindingView, MarkerRole]] = []
     for group in groups:
@@ -212,7 +230,9 @@ def _remedy_view(remedy: Remedy | None, views: Mapping[str, FindingView], labels
             summary=step.summary.get(lang) or step.summary.get("en", ""),
             settings=tuple(Row(knob, data_label(labels, "knob", knob), json_safe(value), setting_text(value))
                            for knob, value in step.settings.items()),
-            keep=tuple(KeptOpView(op.op, op.golden, op.op_type, op.precision, op.finding) for op in step.keep),
+            keep=tuple(KeptOpView(op.op, op.golden, op.op_type, op.precision, op.finding,
+                                  views[op.finding].title if op.finding in views else op.finding)
+                       for op in step.keep),
             findings=step.findings,
             reasons=tuple(_reason(view, labels) for view in added),
             folder=folder,

@@ -4,6 +4,7 @@ texts in knowledge/advice, which change as experts edit them)."""
 from __future__ import annotations
 
 import math
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,32 @@ def single_point() -> Diagnosis:
 @pytest.fixture
 def unexplained() -> Diagnosis:
     return make_unexplained()
+
+
+# The elements Markdown itself makes (GitHub's tables included): a report's Markdown may render to these only.
+MARKDOWN_TAGS = frozenset({"h1", "h2", "h3", "h4", "p", "strong", "em", "code", "pre", "ul", "ol", "li", "hr",
+                           "table", "thead", "tbody", "tr", "th", "td"})
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+
+
+@pytest.fixture
+def markdown_html():
+    """``markdown -> (html, elements that are not Markdown's own)``: the Markdown as a CommonMark reader
+    with GitHub's tables shows it (raw HTML allowed, as GitHub allows some)."""
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py comes with the test extra")
+    parser = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table")
+
+    def render(markdown: str) -> tuple[str, set[str]]:
+        html = parser.render(markdown)
+        elements = _Elements()
+        elements.feed(html)
+        return html, elements.tags - MARKDOWN_TAGS
+    return render

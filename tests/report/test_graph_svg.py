@@ -38,3 +38,14 @@ def test_long_names_are_shortened_and_many_fused_ops_summarised():
     svg = render_graph_svg(hood("x" * 200, tuple(f"op_{i}" for i in range(40))), labels_for("zh"))
     drawn = [t.text or "" for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
     assert drawn and all("x" * 200 not in t for t in drawn) and "… +28" in svg and "融合自" in svg
+
+
+def test_an_op_is_never_fused_from_itself():
+    # The ONNX join lists the op's own name among its original ops when it kept its name.
+    alone = ET.fromstring(render_graph_svg(hood(fused=("Conv_3",)), labels_for("en")))
+    assert "fused from" not in "".join(alone.itertext())
+    fused = ET.fromstring(render_graph_svg(hood(fused=("Conv_3", "PRelu_4")), labels_for("en")))
+    drawn = [t.text for t in fused.iter("{http://www.w3.org/2000/svg}text")]
+    assert "PRelu_4" in drawn and drawn.count("Conv_3") == 1           # the box, not a fused-from line
+    tips = [t.text for t in fused.iter("{http://www.w3.org/2000/svg}title") if t.text.startswith("Conv_3")]
+    assert tips == ["Conv_3 (Conv2D<x>)\nfused from: PRelu_4\nfusion passes: " + EVIL]

@@ -19,8 +19,11 @@ def test_verdict_leads_with_the_root_cause(root_cause: Diagnosis) -> None:
     assert view.verdict == "fp16_overflow"
     assert view.severity == "error"
     assert view.headline == "FP16 overflow at LayerNorm_3/Pow (op 12)"
-    assert view.summary.startswith("Most likely root cause: FP16 overflow at LayerNorm_3/Pow (op 12). max |x|")
-    assert "3 other findings are explained by it (the same event at its op, or its propagation)." in view.summary
+    assert view.summary.startswith("Most likely root cause: FP16 overflow at LayerNorm_3/Pow (op 12). 3 other "
+                                   "findings are explained by it (the same event at its op, or its propagation). "
+                                   "Next step: Keep LayerNorm_3/Pow,LayerNorm_3/ReduceMean in FP32")
+    # Each fact once: the evidence is the root cause finding's, right below the verdict, not the summary's too.
+    assert "max |x|" not in view.summary and view.root_cause.evidence.startswith("max |x|")
     assert view.root_cause is not None and view.root_cause.index == 12 and view.root_cause.is_root_cause
 
 

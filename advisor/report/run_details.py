@@ -1,0 +1,113 @@
+"""The lower half of the report, as view rows: the network summary, the inputs, the settings a user
+changed and the per-op table. Every label is a human one in the report language; values that say the
+same thing as another part of the report (the keep-FP32 list, which the findings and the remedy show)
+or that only machines need (ids, source line of the output row) stay in report.json only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..diagnosis import KeyOp
+from .labels import data_label
+from .model import KeyOpView, Row, ThresholdGrid, ThresholdRow
+from .text import fmt_value, json_safe
+
+# Network fields the summary table does not show (report.json keeps them all).
+HIDDEN_NETWORK = ("id", "fact", "output_known", "output_line", "keep_fp32_all", "graph_known")
+# Network fields that hold comma-joined names: shown with a space after each comma, so they wrap.
+NAME_LISTS = ("output_ops", "npu_only_names", "golden_only_names", "fusion_passes_effective")
+# Network fields whose text value is itself a key with a label (``output_source.last_op``).
+LABELLED_VALUES = ("output_source", "graph_side")
+ROLE_ORDER = ("root", "entry", "worst", "neighbour", "output")
+
+
+def display_text(value: Any, labels: Mapping[str, str]) -> str:
+    """A value for people: yes/no for booleans, lists joined, ``name = value`` for mappings."""
+    if isinstance(value, bool):
+        return labels["yes" if value else "no"]
+    if isinstance(value, Mapping):
+        return "; ".join(f"{key} = {display_text(item, labels)}" for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(display_text(item, labels) for item in value)
+    return fmt_value(value)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, (list, tuple, dict, set)) and not value)
+
+
+def network_rows(network: Mapping[str, Any], labels: Mapping[str, str]) -> list[Row]:
+    rows = []
+    for key, value in network.items():
+        if key in HIDDEN_NETWORK or _empty(value):
+            continue
+        if key in LABELLED_VALUES:
+            text = labels.get(f"{key}.{value}", str(value))
+        elif key in NAME_LISTS and isinstance(value, str):
+            text = ", ".join(name.strip() for name in value.split(","))
+        else:
+            text = display_text(value, labels)
+        rows.append(Row(str(key), data_label(labels, "network", str(key)), json_safe(value), text))
+    return rows
+
+
+def override_rows(overrides: Mapping[str, Any], labels: Mapping[str, str]) -> list[Row]:
+    """What the user changed: empty settings are left out; rule parameters are one row per rule."""
+    rows = []
+    for key, value in overrides.items():
+        if _empty(value) or (isinstance(value, Mapping) and all(_empty(v) for v in value.values())):
+            continue
+        label = data_label(labels, "override", str(key))
+        if key == "params" and isinstance(value, Mapping):
+            rows += [Row(f"params.{rule}", f"{label}{labels['colon']} {rule}", json_safe(params),
+                         display_text(params, labels)) for rule, params in value.items() if not _empty(params)]
+        else:
+            rows.append(Row(str(key), label, json_safe(value), display_text(value, labels)))
+    return rows
+
+
+def key_op_views(ops: Sequence[KeyOp], finding_at: Mapping[int, str], source: str | None,
+                 labels: Mapping[str, str]) -> tuple[KeyOpView, ...]:
+    """One row per op that matters. ``finding_at``: op index -> id of the finding shown for it;
+    ``source``: the comparison file, linked from each row's line number when it exists."""
+    href = None
+    name = ""
+    if source:
+        path = Path(source)
+        if path.is_file():
+            href, name = path.resolve().as_uri(), path.name
+    views = []
+    for op in ops:
+        roles = tuple(r for r in ROLE_ORDER if r in op.roles)
+        status = ("overflow" if op.overflow else "deviates" if op.deviates else
+                  "agrees" if op.out_cosine is not None else "unknown")
+        line_title = (labels["key_ops.line_title"].format(file=name, line=op.source_line)
+                      if href and op.source_line is not None else "")
+        views.append(KeyOpView(
+            index=op.index, op=op.op, op_type=op.op_type or "—", dtype=op.dtype or "—",
+            roles=roles, role_labels=tuple(labels[f"role.{r}"] for r in roles),
+            metrics=tuple((json_safe(v), fmt_value(v)) for v in
+                          (op.in_cosine, op.out_cosine, op.out_red, op.out_max_abs_error)),
+            status=status, status_label=labels[f"status.{status}"],
+            source_line=op.source_line,
+            source_href=f"{href}#L{op.source_line}" if line_title else None,
+            source_title=line_title,
+            finding=finding_at.get(op.index)))
+    return tuple(views)
+
+
+KEY_OP_METRICS = ("in_cosine", "out_cosine", "out_red", "out_max_abs_error")
+
+
+def threshold_grid(rows: Sequence[ThresholdRow]) -> ThresholdGrid:
+    """The thresholds as one row per dtype and one column per metric ("—" where a dtype has none)."""
+    metrics = list(dict.fromkeys(row.metric for row in rows))
+    labels = {row.metric: row.metric_label for row in rows}
+    by_dtype: dict[str, dict[str, str]] = {}
+    for row in rows:
+        by_dtype.setdefault(row.dtype, {})[row.metric] = row.text
+    return ThresholdGrid(metrics=tuple(labels[m] for m in metrics),
+                         rows=tuple((dtype, tuple(values.get(m, "—") for m in metrics))
+                                    for dtype, values in by_dtype.items()))

@@ -1,0 +1,171 @@
+"""The HTML report as a user sees it, in a real browser: Debian's Chromium driven by Playwright.
+
+Reports of committed scenarios (tests/data/scenarios, examples/), in English and Chinese, at a phone's
+width and a desktop's. Needs ``apt-get install chromium`` and ``pip install ".[browser]"``; skips with
+the reason when either is missing. benchmarks/report_pages.py launches the browser (offline flags,
+empty profile) and lists the scenarios.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchmarks.report_pages import CASES, MEDIUM, NARROW, WIDE, chromium, chromium_path, write_case
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed: "
+                                     'pip install ".[browser]" (the browser test needs it)')
+if chromium_path() is None:
+    pytest.skip("Chromium is not installed: apt-get install chromium (the browser test needs it)",
+                allow_module_level=True)
+
+VIEWPORTS = {"narrow": NARROW, "medium": MEDIUM, "wide": WIDE}
+BROWSER_CASES = [case for case in CASES if case.name in ("fp16_overflow", "problem_node_graph", "clean_fp16",
+                                                         "crepe_example")]
+
+# Elements whose right edge passes the viewport, ignoring those inside a box that scrolls or clips
+# (a <pre> of a remedy file scrolls on its own) and the inside of SVGs (they scale as a whole).
+OVERFLOWING = """() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = el => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (["auto", "scroll", "hidden", "clip"].includes(style.overflowX)) return true;
+      if (p.tagName.toLowerCase() === "details" && !p.open) return true;
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    if (el.closest("svg") && el.tagName.toLowerCase() !== "svg") continue;
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;
+    if ((box.right > width + 1 || box.left < -1) && !clipped(el)) {
+      out.push(`${el.tagName.toLowerCase()}.${el.className} [${Math.round(box.left)}, ${Math.round(box.right)}]: `
+               + (el.textContent || "").trim().slice(0, 60));
+    }
+  }
+  return out;
+}"""
+
+# Run details: every table (network, inputs, packs, thresholds, settings) lies inside the viewport, no
+# two overlap, and no cell's content spills into the next cell.
+RUN_DETAILS = """() => {
+  const width = document.documentElement.clientWidth;
+  const tables = [...document.querySelectorAll("section.run table")];
+  const boxes = tables.map(t => t.getBoundingClientRect());
+  const problems = [];
+  boxes.forEach((a, i) => {
+    if (a.left < -1 || a.right > width + 1) problems.push(`table ${i} outside the viewport: ${a.left}-${a.right}`);
+    boxes.forEach((b, j) => {
+      if (j <= i) return;
+      const x = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const y = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (x > 1 && y > 1) problems.push(`tables ${i} and ${j} overlap by ${Math.round(x)}x${Math.round(y)} px`);
+    });
+  });
+  for (const cell of document.querySelectorAll("section.run th, section.run td")) {
+    if (cell.scrollWidth > cell.clientWidth + 1) {
+      problems.push(`cell spills (${cell.scrollWidth} > ${cell.clientWidth}): ${cell.textContent.trim().slice(0, 60)}`);
+    }
+    for (const child of cell.children) {
+      const c = child.getBoundingClientRect(), p = cell.getBoundingClientRect();
+      if (c.right > p.right + 1) problems.push(`value runs past its cell: ${child.textContent.trim().slice(0, 60)}`);
+    }
+  }
+  return {problems, tables: tables.length};
+}"""
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, dict]]:
+    """(case, lang) -> the HTML report and its report.json, written once for the module."""
+    out: dict[tuple[str, str], tuple[Path, dict]] = {}
+    root = tmp_path_factory.mktemp("browser-reports")
+    for case in BROWSER_CASES:
+        for lang in ("en", "zh"):
+            html = write_case(case, root / f"{case.name}.{lang}", lang)
+            out[(case.name, lang)] = (html, json.loads((html.parent / "report.json").read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright, chromium(playwright) as context:
+        yield context
+
+
+def _open(browser, page_file: Path, viewport: tuple[int, int]):
+    """The page at ``viewport``, with what it logged and every request it made."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(page_file.as_uri(), wait_until="load")
+    return page, errors, requests
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("case", [c.name for c in BROWSER_CASES])
+def test_the_report_reads_well_at_every_width(browser, pages, case: str, lang: str, viewport: str) -> None:
+    page_file, payload = pages[(case, lang)]
+    page, errors, requests = _open(browser, page_file, VIEWPORTS[viewport])
+    try:
+        # The verdict, as written in report.json, is the page's heading.
+        assert page.inner_text("h1").strip() == payload["headline"]
+        assert payload["summary"].split("。")[0].split(". ")[0] in page.inner_text("header.verdict")
+        # Nothing sticks out sideways: no horizontal scrolling, no element past the right edge.
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert page.evaluate(OVERFLOWING) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Run details: boxes side by side or stacked, never on top of each other, values inside their cells.
+        details = page.evaluate(RUN_DETAILS)
+        assert details["tables"] >= 3 and details["problems"] == []
+        # Every point of the plot names its op on hover (an SVG <title>, no script needed).
+        bands = page.locator("svg.plot g.hv rect")
+        assert bands.count() >= 1
+        titles = bands.evaluate_all("rects => rects.map(r => r.querySelector('title').textContent)")
+        named = " ".join(titles)
+        assert all(titles)
+        located = [f["op"] for f in payload["findings"] if f["index"] is not None]
+        assert all(re.search(re.escape(op) + "[ （]", named) for op in located)
+        # Self-contained: nothing fetched but the page itself, nothing logged as an error.
+        assert requests == [page_file.as_uri()]
+        assert errors == []
+    finally:
+        page.close()
+
+
+def test_the_ops_table_sorts_by_a_clicked_column(browser, pages) -> None:
+    page_file, _ = pages[("fp16_overflow", "en")]
+    page, errors, _ = _open(browser, page_file, VIEWPORTS["wide"])
+    try:
+        table = page.locator("section.key-ops table")
+        heading = table.locator("thead th", has_text="Input cosine")
+        heading.click()
+        assert heading.get_attribute("aria-sort") == "ascending"
+        column = [h.strip() for h in table.locator("thead th").all_inner_texts()].index(heading.inner_text().strip())
+        values = table.locator("tbody tr").evaluate_all(
+            f"rows => rows.map(r => r.cells[{column}].getAttribute('data-sort'))")
+        numbers = [float(v) for v in values if v]
+        assert numbers == sorted(numbers) and values[len(numbers):] == [""] * (len(values) - len(numbers))
+        heading.click()
+        assert heading.get_attribute("aria-sort") == "descending"
+        values = table.locator("tbody tr").evaluate_all(
+            f"rows => rows.map(r => r.cells[{column}].getAttribute('data-sort'))")
+        numbers = [float(v) for v in values if v]
+        assert numbers == sorted(numbers, reverse=True)
+        # Each row links to its source line in the comparison file, and the root cause's row to its finding.
+        link = table.locator("tr.root td a[href^='#']").first
+        assert page.locator(f"[id='{link.get_attribute('href')[1:]}']").count() == 1
+        assert table.locator("tbody a[href^='file:']").count() == table.locator("tbody tr").count()
+        assert errors == []
+    finally:
+        page.close()
