@@ -323,8 +323,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "normalization_in_model": (BOOL, "the model normalises its input itself (insert_bn_before_firstnode "
                                          "or AIPP mean/var)"),
         "normalization_knob": (STRING, "the knob that folds the normalisation into the model"),
-        "norm_mean": (STRING, "the mean the model subtracts, per channel"),
-        "norm_std": (STRING, "the std the model divides by, per channel"),
+        "normalized_inputs": (STRING, "the network inputs (0-based, ';'-separated) the model normalises itself"),
+        "norm_mean": (STRING, "the mean the model subtracts, per channel (';' between inputs)"),
+        "norm_std": (STRING, "the std the model divides by (sqrt of MagicMind's var), per channel (';' between "
+                             "inputs)"),
         "aipp": (BOOL, "the build inserts AIPP (insert_op_conf)"),
         "aipp_file": (STRING, "the AIPP config file"),
         "aipp_input_format": (STRING, "AIPP input_format, e.g. RGB888_U8, YUV420SP_U8"),
