@@ -215,6 +215,42 @@ def scale_name(factor: float) -> str | None:
     return None
 
 
+def exact_fit(observed: np.ndarray, predicted: np.ndarray) -> float:
+    """R² of ``predicted`` as a prediction of ``observed`` with nothing fitted: 1 - SSE / SST
+    (1 exact, 0 no better than the mean, negative worse; NaN for a constant ``observed``)."""
+    o, f = observed.astype(np.float64).reshape(-1), predicted.astype(np.float64).reshape(-1)
+    total = float(((o - o.mean()) ** 2).sum())
+    if o.size != f.size or total <= 0:
+        return float("nan")
+    return 1.0 - float(((o - f) ** 2).sum()) / total
+
+
+def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray, std: np.ndarray
+                       ) -> tuple[float, float] | None:
+    """How well a *known* normalisation ``(x - mean) / std`` (per channel, e.g. the one a build folds
+    into the model) relates the two inputs, with nothing fitted:
+
+    - again: the target is the golden input normalised once more, ``t = (g - mean) / std``;
+    - expected: the target is the raw input the normalising model expects, ``g = (t - mean) / std``.
+
+    None when the constants do not fit the tensors (another channel count, other sizes)."""
+    if target.size != golden.size or target.ndim not in (1, 2, 3, 4):
+        return None
+    t = target.astype(np.float64)
+    g = golden.astype(np.float64).reshape(t.shape)
+    mean, std = np.asarray(mean, dtype=np.float64).reshape(-1), np.asarray(std, dtype=np.float64).reshape(-1)
+    axis = channel_axis(t.shape)
+    if mean.size == 1 and std.size == 1:
+        shape: tuple[int, ...] = ()
+    elif axis is not None and t.shape[axis] == max(mean.size, std.size):
+        shape = tuple(-1 if i == axis else 1 for i in range(t.ndim))
+    else:
+        return None
+    size = max(mean.size, std.size)
+    m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
+    return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
+
+
 # --- layout -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

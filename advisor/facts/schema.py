@@ -199,6 +199,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "cfg_normalization_in_model": (BOOL, "the build folds the input normalisation into the model"),
         "cfg_normalization_knob": (STRING, "the knob that does it (insert_bn_before_firstnode, AIPP ...)"),
         "cfg_norm_matches": (BOOL, "the implied mean/std are the ones the build folds into the model"),
+        "cfg_norm_checked": (BOOL, "the build's own normalisation constants were checked on this input's tensors"),
+        "cfg_norm_again_fit": (NUMBER, "R² (nothing fitted) of target = (golden - mean) / std with the build's "
+                                       "constants: the target input is normalised once more"),
+        "cfg_norm_expected_fit": (NUMBER, "R² (nothing fitted) of golden = (target - mean) / std with the build's "
+                                          "constants: the target is the raw input the normalising model expects"),
         "cfg_channel_swap": (BOOL, "the build swaps R and B (AIPP rbuv_swap_switch)"),
         "cfg_layout_converted": (BOOL, "the build converts the input layout (convert_input_layout)"),
         "cfg_layout_conversion": (STRING, "that conversion, e.g. NCHW->NHWC"),
