@@ -96,6 +96,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "input_deviates": (BOOL, "the op is a network input and it already disagrees"),
         "fp16_sensitive": (BOOL, "the op (or an op fused into it) is FP16-sensitive"),
         "downstream_deviating": (NUMBER, "deviating ops after this one"),
+        "inserted_norm_op": (STRING, "a network input: the target-only op right after it that normalises it "
+                                     "(knowledge/ops/input_normalizing.yaml, e.g. MagicMind's inserted BatchNorm)"),
+        "inserted_norm_type": (STRING, "that op's type"),
         "keep_fp32": (STRING, "the overflowing op and the FP16-sensitive ops after it that stay out of range, "
                               "comma-joined (golden names)"),
         "output_deviates": (BOOL, "the network output deviates (copied from the network fact)"),
