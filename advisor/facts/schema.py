@@ -155,7 +155,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "channel_axis": (NUMBER, "channel axis the probes used (1 for NCHW, 3 for NHWC)"),
         "channels": (NUMBER, "number of channels"),
         "layout_match": (STRING, "nhwc_buffer_as_nchw (the golden NHWC buffer read as NCHW), nchw_buffer_as_nhwc, "
-                                 "layouts_differ (dumped in different layouts) or none"),
+                                 "layouts_differ (dumped in different layouts), buffer_not_transposed (the target "
+                                 "has the other layout's shape but the golden buffer unchanged) or none"),
         "layout_fit": (NUMBER, "correlation of the target with the golden tensor reinterpreted that way"),
         "layout_cosine": (NUMBER, "cosine of the target with the golden tensor reinterpreted that way"),
         "layout_confidence": (NUMBER, "confidence that the layout reinterpretation explains the target (0..1)"),

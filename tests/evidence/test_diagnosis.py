@@ -319,3 +319,24 @@ def test_the_same_raw_input_without_the_inserted_op_stays_an_input_mismatch(tmp_
     result = run_rules(RULES, facts.all_facts())
     root, _ = rank_findings(result.findings, result.explanations, PRIORITIES)
     assert root.kind == "input_mismatch"
+
+
+def test_a_transposed_buffer_into_a_model_built_with_convert_input_layout_names_the_knob(tmp_path, pixels):
+    """convert_input_layout NCHW->NHWC: the model reads NHWC, but the preprocessing transposed to NCHW
+    already, so the model reads an NCHW buffer as NHWC."""
+    photo = ((pixels - 127.5) / 128).astype(np.float32)
+    fed = np.ascontiguousarray(photo).reshape(1, 96, 96, 3)          # the NCHW buffer, read as NHWC
+    config = {"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}}
+    got = diagnose(write_input_scenario(tmp_path / "s", fed, photo, config))
+    assert (got.root.kind, got.root.op, got.root.index) == ("layout_nchw_nhwc", "images", 0)
+    assert got.root.values["layout_match"] == "buffer_not_transposed" and got.root.rule == "layout-buffer-not-transposed"
+    assert "convert_input_layout" in got.root.evidence["en"] and "NCHW->NHWC" in got.root.evidence["en"]
+
+
+def test_data_transposed_for_the_converted_layout_is_no_untransposed_buffer(tmp_path, pixels):
+    photo = ((pixels - 127.5) / 128).astype(np.float32)
+    fed = np.ascontiguousarray(photo.transpose(0, 2, 3, 1))          # what the NHWC model should get
+    config = {"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}}
+    got = diagnose(write_input_scenario(tmp_path / "s", fed, photo, config))
+    assert "layout-buffer-not-transposed" not in {f.rule for f in got.findings}
+    assert got.evidence[0]["layout_match"] != "buffer_not_transposed"
