@@ -329,7 +329,8 @@ def test_a_transposed_buffer_into_a_model_built_with_convert_input_layout_names_
     config = {"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}}
     got = diagnose(write_input_scenario(tmp_path / "s", fed, photo, config))
     assert (got.root.kind, got.root.op, got.root.index) == ("layout_nchw_nhwc", "images", 0)
-    assert got.root.values["layout_match"] == "buffer_not_transposed" and got.root.rule == "layout-buffer-not-transposed"
+    assert got.root.rule == "layout-buffer-not-transposed"
+    assert got.root.values["layout_match"] == "buffer_not_transposed"
     assert "convert_input_layout" in got.root.evidence["en"] and "NCHW->NHWC" in got.root.evidence["en"]
 
 
