@@ -33,7 +33,8 @@ from ..yamlfile import parse_yaml
 from .quant_config import QuantSettings, quant_settings
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
-                             "graph_shape_mutable", "onnx"})
+                             "graph_shape_mutable", "onnx", "archs", "convert_output_layout",
+                             "cross_compile_toolchain_path", "compute_determinism", "computation_preference"})
 #: The keys of a MagicMind build config (``IBuilderConfig::ParseFromString``/``parse_from_string``, as
 #: Cambricon's samples set them), and the keys advisor reads beside them (the model, its input dims,
 #: the quantised layers and calibration, a generic ``quantization:`` block, legacy mean/std).

@@ -137,3 +137,14 @@ def test_unknown_magicmind_keys_are_warnings_not_errors(tmp_path):
                         "'activation_quant_algo'?)"]
     (fact,) = config_facts(tmp_path / "build.json")
     assert fact["normalization_in_model"]
+
+
+def test_a_config_with_magicmind_only_keys_is_taken_for_magicmind(tmp_path):
+    from advisor.evidence.config import config_warnings, read_build_config
+
+    (tmp_path / "build.json").write_text(json.dumps({"archs": ["mtp_372"], "compute_determinism": True,
+                                                     "graph_shape_mutabel": False}))
+    (fact,) = config_facts(tmp_path / "build.json")
+    assert fact["tool"] == "magicmind" and not fact["normalization_in_model"]
+    assert config_warnings(read_build_config(tmp_path / "build.json")) == [
+        "unknown MagicMind config key 'graph_shape_mutabel' ignored (did you mean 'graph_shape_mutable'?)"]
