@@ -16,7 +16,7 @@ from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
 from .errors import UsageError
-from .evidence.config import config_fact, read_build_config
+from .evidence.config import config_fact, config_warnings, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
 from .evidence.quant_config import QuantSettings, quant_settings
@@ -180,6 +180,9 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
         return None
     raw = read_build_config(path)
     settings = quant_settings(raw, path)
+    unknown = config_warnings(raw)
+    if unknown:   # said with the settings' own warnings ("read but not understood")
+        settings = replace(settings, warnings=(*settings.warnings, *unknown))
     return config_fact(raw, source=path, settings=settings), settings
 
 

@@ -24,6 +24,10 @@ def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, st
     causes_of: dict[str, list[str]] = {}
     for cause, symptom, _rule in explanations:
         causes_of.setdefault(symptom, []).append(cause)
+    # An expectation (an info finding that names no root cause and is explained by nothing, e.g.
+    # "the build normalises this input itself") explains a finding of any severity: it says the
+    # difference is intended, so it need not rank before what it explains.
+    expected = {f.id for f in ordered if f.severity == "info" and not f.root_cause and f.id not in causes_of}
     by_id = {f.id: f for f in ordered}
     active: list[Finding] = []
     for finding in ordered:
@@ -31,9 +35,10 @@ def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, st
         finding.explains = []
     for finding in ordered:
         causes = [by_id[c] for c in causes_of.get(finding.id, ()) if c in by_id]
-        leading = [c for c in causes if c in active]
+        leading = [c for c in causes if c in active or c.id in expected]
         if leading:
-            cause = leading[0] if len(leading) == 1 else min(leading, key=active.index)
+            ranked = [c for c in leading if c in active]
+            cause = min(ranked, key=active.index) if ranked else leading[0]
             finding.explained_by = cause.id
             cause.explains.append(finding.id)
         else:

@@ -11,10 +11,18 @@ Accepted: a JSON or YAML mapping of knobs as the tools name them, flat or MagicM
 (``precision_config: {precision_mode: ...}``), with ``tool: atc|magicmind`` optional (guessed
 from the knobs). An ATC ``insert_op_conf`` AIPP file is read when it sits where the config says
 (relative paths are relative to the config file).
+
+MagicMind's knobs in the form ``config.parse_from_string`` takes them (FORMATS.md §4):
+``insert_bn_before_firstnode {"0": {"mean": [...], "var": [...]}}`` (network input index -> per
+channel mean and variance, var = std²; the older ``true`` with top-level ``mean``/``std`` is read
+too), ``convert_input_layout {"0": {"src": "NCHW", "dst": "NHWC"}}``. A key a MagicMind config does
+not have is a warning (:func:`config_warnings`), a bad value an InputFormatError naming the field.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -25,7 +33,19 @@ from ..yamlfile import parse_yaml
 from .quant_config import QuantSettings, quant_settings
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
-                             "graph_shape_mutable", "onnx"})
+                             "graph_shape_mutable", "onnx", "archs", "convert_output_layout",
+                             "cross_compile_toolchain_path", "compute_determinism", "computation_preference"})
+#: The keys of a MagicMind build config (``IBuilderConfig::ParseFromString``/``parse_from_string``, as
+#: Cambricon's samples set them), and the keys advisor reads beside them (the model, its input dims,
+#: the quantised layers and calibration, a generic ``quantization:`` block, legacy mean/std).
+MAGICMIND_CONFIG_KEYS = frozenset({
+    "archs", "cross_compile_toolchain_path", "precision_config", "insert_bn_before_firstnode",
+    "convert_input_layout", "convert_output_layout", "graph_shape_mutable", "dim_range", "custom_ranges",
+    "compute_determinism", "computation_preference", "opt_config", "debug_config",
+    "tool", "onnx", "model", "input_dims", "quantized_layers", "calibration", "quantization", "amct", "amct_config",
+    "mean", "std", "runtime"})
+MAGICMIND_PRECISION_KEYS = frozenset({"precision_mode", "activation_quant_algo", "weight_quant_granularity",
+                                      "weight_only"})
 ATC_KNOBS = frozenset({"soc_version", "framework", "insert_op_conf", "input_format", "input_shape", "keep_dtype",
                        "modify_mixlist", "op_select_implmode"})
 AIPP_NORMALIZATION_KEYS = ("mean_chn_", "min_chn_", "var_reci_chn_")
@@ -66,20 +86,20 @@ def config_fact(raw: dict[str, Any], source: Path | None = None, settings: Quant
         if raw.get(knob) is not None:
             fact[knob] = _text(raw[knob], knob, where)
     fact.update((settings or quant_settings(raw, source)).fields())
-    insert_bn = _flag(raw.get("insert_bn_before_firstnode", False), "insert_bn_before_firstnode", where)
+    insert_bn, folded = folded_normalization(raw, where)
     fact["insert_bn_before_firstnode"] = insert_bn
-    mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)
     aipp = _aipp(raw, source)
     fact["aipp"] = aipp is not None
     fact.update(_aipp_fields(aipp or {}))
     if insert_bn:
         fact["normalization_knob"] = "insert_bn_before_firstnode"
-        if mean:
-            fact["norm_mean"] = _joined(mean)
-        if std:
-            fact["norm_std"] = _joined(std)
+        if folded:
+            fact["normalized_inputs"] = ";".join(str(i) for i in folded)
+            fact["norm_mean"] = ";".join(_joined(m) for m, _ in folded.values())
+            fact["norm_std"] = ";".join(_joined(s) for _, s in folded.values())
     elif fact.get("aipp_normalization"):
         fact["normalization_knob"] = "AIPP mean_chn/min_chn/var_reci_chn"
+        fact["normalized_inputs"] = "0"
     fact["normalization_in_model"] = "normalization_knob" in fact
     layout = raw.get("convert_input_layout")
     if layout is not None:
@@ -92,6 +112,75 @@ def config_facts(path: Path) -> list[dict[str, Any]]:
     """The facts of a build config file (one ``config`` fact)."""
     path = Path(path)
     return [config_fact(read_build_config(path), source=path)]
+
+
+def folded_normalization(raw: dict[str, Any], where: Path | None = None
+                         ) -> tuple[bool, dict[int, tuple[list[float], list[float]]]]:
+    """(the build folds a normalisation into the model, {network input index: (mean, std) per channel}).
+
+    MagicMind's form is ``{"0": {"mean": [...], "var": [...]}}`` (std = sqrt(var)); the older
+    ``insert_bn_before_firstnode: true`` takes top-level ``mean``/``std`` (for input 0) when given."""
+    value = raw.get("insert_bn_before_firstnode", False)
+    name = "insert_bn_before_firstnode"
+    if not isinstance(value, dict):
+        if not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+            raise InputFormatError(f'\'{name}\' maps network input indexes to {{"mean": [...], "var": [...]}} '
+                                   f"(or is true/false with top-level mean/std), not {value!r}", path=where, field=name)
+        if not _flag(value, name, where):
+            return False, {}
+        mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)
+        if mean and std:
+            _check_pair(mean, std, "std", "mean/std", where)
+            return True, {0: (mean, std)}
+        return True, {}
+    if not value:
+        raise InputFormatError(f'{name} maps network input indexes to {{"mean": [...], "var": [...]}}; it is empty',
+                               path=where, field=name)
+    folded: dict[int, tuple[list[float], list[float]]] = {}
+    for key, spec in value.items():
+        field = f"{name}.{key}"
+        if not str(key).isdigit():
+            raise InputFormatError(f"'{key}' is not a network input index (0, 1, ...)", path=where, field=field)
+        if not isinstance(spec, dict) or set(spec) != {"mean", "var"}:
+            found = ", ".join(sorted(spec)) if isinstance(spec, dict) else type(spec).__name__
+            raise InputFormatError(f'needs exactly "mean" and "var" (one number per channel), found {found}',
+                                   path=where, field=field)
+        mean = _numbers(spec["mean"], f"{field}.mean", where)
+        var = _numbers(spec["var"], f"{field}.var", where)
+        if not mean or not var:
+            raise InputFormatError("needs a mean and a var per channel", path=where, field=field)
+        if not all(v > 0 and math.isfinite(v) for v in var) or not all(math.isfinite(m) for m in mean):
+            raise InputFormatError("variances must be finite and above 0 (var = std², one per channel)",
+                                   path=where, field=f"{field}.var")
+        _check_pair(mean, var, "var", field, where)
+        folded[int(key)] = (mean, [math.sqrt(v) for v in var])
+    return True, dict(sorted(folded.items()))
+
+
+def _check_pair(mean: list[float], spread: list[float], name: str, field: str, where: Path | None) -> None:
+    if len(mean) != len(spread) and 1 not in (len(mean), len(spread)):
+        raise InputFormatError(f"{len(mean)} means but {len(spread)} {name} values: give one per channel",
+                               path=where, field=field)
+
+
+def config_warnings(raw: dict[str, Any]) -> list[str]:
+    """What a MagicMind config holds that advisor does not know (a typo, or a knob of a newer
+    release): said, never fatal."""
+    tool = str(raw.get("tool") or _guess_tool(raw)).lower()
+    if tool != "magicmind":
+        return []
+    out = [f"unknown MagicMind config key '{key}' ignored{_nearest(key, MAGICMIND_CONFIG_KEYS)}"
+           for key in raw if key not in MAGICMIND_CONFIG_KEYS]
+    precision = raw.get("precision_config")
+    if isinstance(precision, dict):
+        out += [f"unknown key 'precision_config.{key}' ignored{_nearest(key, MAGICMIND_PRECISION_KEYS)}"
+                for key in precision if key not in MAGICMIND_PRECISION_KEYS]
+    return out
+
+
+def _nearest(key: str, known: frozenset[str]) -> str:
+    close = difflib.get_close_matches(str(key), sorted(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _guess_tool(raw: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from ..compare.pairing import INPUT_OP_TYPES, plan_rows
 from ..facts.builder import clean_fact
 from ..ingest.table import ComparisonTable
 from .config import config_fact, config_facts, read_build_config
-from .probes import KNOWN_TOLERANCE, probe_pair
+from .probes import KNOWN_TOLERANCE, normalization_fits, probe_pair
 
 __all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config"]
 
@@ -53,14 +53,19 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
     config = _config(build_config)
     rows = _probed_rows(table.frame, ops, input_nodes)
     located = dumps.locate(rows)
+    folded = _folded_constants(config)
     facts = []
     for row, (target_file, golden_file, why) in zip(rows.to_dict("records"), located, strict=True):
         fact = _identity(row, network)
         if target_file is None or golden_file is None:
             fact.update(probed=False, skipped=why)
         else:
-            fact.update(probe_pair(load_dump(target_file.path), load_dump(golden_file.path)).fields())
+            target, golden = load_dump(target_file.path), load_dump(golden_file.path)
+            fact.update(probe_pair(target, golden).fields())
             fact["golden_tensor"] = golden_file.path.name
+            constants = folded.get(row["_input_position"]) if fact["is_input"] else None
+            if constants is not None and fact.get("probed"):
+                fact.update(_folded_fits(target, golden, *constants))
         fact.update(_config_crosscheck(fact, config))
         facts.append(clean_fact(fact))
     return facts
@@ -87,7 +92,32 @@ def _probed_rows(frame: pd.DataFrame, ops: Sequence[str], input_nodes: Sequence[
         wanted = (body["op_index"] == first) & (body["io"] == "input")
     named = body["op_name"].isin(ops) & (body["io"] == "input") & ~wanted
     selected = body[wanted | named]
-    return selected.assign(_network_input=wanted[wanted | named].to_numpy()).drop_duplicates("tensor_id")
+    # The network input's position (MagicMind's input index) is its rank among the inputs in execution order.
+    position = selected["op_index"].where(wanted[wanted | named].to_numpy()).rank(method="dense") - 1
+    return (selected.assign(_network_input=wanted[wanted | named].to_numpy(), _input_position=position)
+            .drop_duplicates("tensor_id"))
+
+
+def _folded_constants(config: dict[str, Any] | None) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Network input index -> (mean, std) the build folds into the model (the config fact's
+    ``normalized_inputs`` / ``norm_mean`` / ``norm_std``)."""
+    if not config or not config.get("normalization_in_model") or not isinstance(config.get("norm_mean"), str):
+        return {}
+    inputs = str(config.get("normalized_inputs", "0")).split(";")
+    means, stds = str(config["norm_mean"]).split(";"), str(config.get("norm_std", "")).split(";")
+    if not (len(inputs) == len(means) == len(stds)):
+        return {}
+    return {int(i): (np.array([float(v) for v in m.split(",")]), np.array([float(v) for v in s.split(",")]))
+            for i, m, s in zip(inputs, means, stds, strict=True)}
+
+
+def _folded_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray, std: np.ndarray) -> dict[str, Any]:
+    """``cfg_norm_again_fit`` / ``cfg_norm_expected_fit``: the build's own constants checked on the
+    two inputs (:func:`advisor.evidence.probes.normalization_fits`)."""
+    fits = normalization_fits(np.asarray(target), np.asarray(golden), mean, std)
+    if fits is None:
+        return {"cfg_norm_checked": False}
+    return {"cfg_norm_checked": True, "cfg_norm_again_fit": fits[0], "cfg_norm_expected_fit": fits[1]}
 
 
 def _identity(row: dict[str, Any], network: dict) -> dict[str, Any]:

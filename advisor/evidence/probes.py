@@ -13,8 +13,9 @@ normalisation   a per-channel affine map ``target = a * golden + b`` (least squa
                 side got once more than the other - *extra* when neither side looks raw (a second
                 normalisation), *missing* when one side looks raw (never below zero) and the other
                 normalised. The implied mean/std are reported and named when they are well known.
-layout          the golden NCHW tensor's NHWC buffer read as NCHW (or the reverse), or two dumps in
-                different layouts.
+layout          the golden NCHW tensor's NHWC buffer read as NCHW (or the reverse), two dumps in
+                different layouts, or a target dumped in the other layout's shape that holds the golden
+                buffer untransposed (fed to a model that converts its input layout).
 geometry        flipped, shifted, zoomed (another crop box), cropped or resized (:mod:`geometry`).
 samples         per sample of a batch: are the samples transformed *differently* (one flipped, one
                 shifted, one untouched)? Deterministic preprocessing bugs treat every sample alike;
@@ -215,11 +216,48 @@ def scale_name(factor: float) -> str | None:
     return None
 
 
+def exact_fit(observed: np.ndarray, predicted: np.ndarray) -> float:
+    """R² of ``predicted`` as a prediction of ``observed`` with nothing fitted: 1 - SSE / SST
+    (1 exact, 0 no better than the mean, negative worse; NaN for a constant ``observed``)."""
+    o, f = observed.astype(np.float64).reshape(-1), predicted.astype(np.float64).reshape(-1)
+    total = float(((o - o.mean()) ** 2).sum())
+    if o.size != f.size or total <= 0:
+        return float("nan")
+    return 1.0 - float(((o - f) ** 2).sum()) / total
+
+
+def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray, std: np.ndarray
+                       ) -> tuple[float, float] | None:
+    """How well a *known* normalisation ``(x - mean) / std`` (per channel, e.g. the one a build folds
+    into the model) relates the two inputs, with nothing fitted:
+
+    - again: the target is the golden input normalised once more, ``t = (g - mean) / std``;
+    - expected: the target is the raw input the normalising model expects, ``g = (t - mean) / std``.
+
+    None when the constants do not fit the tensors (another channel count, other sizes)."""
+    if target.size != golden.size or target.ndim not in (1, 2, 3, 4):
+        return None
+    t = target.astype(np.float64)
+    g = golden.astype(np.float64).reshape(t.shape)
+    mean, std = np.asarray(mean, dtype=np.float64).reshape(-1), np.asarray(std, dtype=np.float64).reshape(-1)
+    axis = channel_axis(t.shape)
+    if mean.size == 1 and std.size == 1:
+        shape: tuple[int, ...] = ()
+    elif axis is not None and t.shape[axis] == max(mean.size, std.size):
+        shape = tuple(-1 if i == axis else 1 for i in range(t.ndim))
+    else:
+        return None
+    size = max(mean.size, std.size)
+    m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
+    return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
+
+
 # --- layout -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class LayoutMatch:
-    hypothesis: str                 # nhwc_buffer_as_nchw | nchw_buffer_as_nhwc | layouts_differ | none
+    hypothesis: str                 # nhwc_buffer_as_nchw | nchw_buffer_as_nhwc | layouts_differ |
+                                    # buffer_not_transposed | none
     fit: float
     identity_fit: float
     cosine: float
@@ -247,6 +285,13 @@ def layout_reinterpretation(target: np.ndarray, golden: np.ndarray) -> LayoutMat
         "nchw_buffer_as_nhwc" if nchw else "nhwc_buffer_as_nchw": g.reshape(other_shape).transpose(back).reshape(-1),
     }
     fits = {name: pearson(flat_t, view.astype(np.float64)) for name, view in candidates.items()}
+    if target.shape == other_shape[4 - golden.ndim:] and target.shape != golden.shape:
+        # The target's shape is the golden one in the other layout, yet its buffer is the golden
+        # buffer unchanged: data in one layout declared (and read) as the other.
+        confidence = ramp(identity_fit, 0.98, 0.998) * ramp(identity_fit - max(fits.values()), 0.01, 0.1)
+        if confidence > 0:
+            return LayoutMatch("buffer_not_transposed", identity_fit, identity_fit, cosine_similarity(target, golden),
+                               round(confidence, 3), golden.reshape(target.shape))
     name = max(fits, key=lambda k: fits[k] if np.isfinite(fits[k]) else -2.0)
     fit = fits[name]
     view_name = name

@@ -80,6 +80,7 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     else:
         ops["is_output"] = ops.index.isin(output_index if isinstance(output_index, list) else [output_index])
     _mark_fp16_sensitive(ops)
+    _mark_inserted_normalization(ops)
     if join is not None:
         _mark_graph(ops, join)
     network = _network_fact(table, rows, ops, output)
@@ -147,6 +148,29 @@ def _mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     entries = ((ops["error_enters"] | ops["hidden_entry"]) & ~ops["absorbed"]).to_numpy(dtype=bool)
     first = int(np.argmax(entries)) if entries.any() else -1   # no entry: nothing is "before" one
     ops["before_first_entry"] = ops["position"].to_numpy() < first
+
+
+def _mark_inserted_normalization(ops: pd.DataFrame) -> None:
+    """``inserted_norm_op`` / ``inserted_norm_type`` on a network input: the op that exists only on
+    the target (no golden ops) among those right after the input, before the next op with golden
+    data, whose type normalises an input (knowledge/ops/input_normalizing.yaml: the BatchNorm
+    MagicMind's insert_bn_before_firstnode adds, an ATC AIPP)."""
+    ops["inserted_norm_op"] = pd.Series(pd.NA, index=ops.index, dtype="string")
+    ops["inserted_norm_type"] = pd.Series(pd.NA, index=ops.index, dtype="string")
+    inputs = np.flatnonzero(ops["is_input"].to_numpy(dtype=bool))
+    if not len(inputs):
+        return
+    normalizing = set(load_catalog("input_normalizing"))
+    npu_only = ops["golden_ops"].isna().to_numpy()
+    types = ops["op_type"].astype(object).to_numpy()
+    for position in inputs:          # a handful of inputs, each followed by a few inserted ops
+        after = position + 1
+        while after < len(ops) and npu_only[after]:
+            if str(types[after]).lower() in normalizing:
+                ops.iloc[position, ops.columns.get_loc("inserted_norm_op")] = str(ops["op"].iloc[after])
+                ops.iloc[position, ops.columns.get_loc("inserted_norm_type")] = str(types[after])
+                break
+            after += 1
 
 
 def _unmatched(frame: pd.DataFrame, ops: pd.DataFrame, join: GraphJoin | None) -> dict[str, Any]:
@@ -703,7 +727,7 @@ OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position
                   "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "entry_confidence", "out_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive", "absorbed",
-                  "downstream_deviating")
+                  "downstream_deviating", "inserted_norm_op", "inserted_norm_type")
 
 
 GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused", "narrowing_cast", "cast_from",

@@ -97,6 +97,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "input_deviates": (BOOL, "the op is a network input and it already disagrees"),
         "fp16_sensitive": (BOOL, "the op (or an op fused into it) is FP16-sensitive"),
         "downstream_deviating": (NUMBER, "deviating ops after this one"),
+        "inserted_norm_op": (STRING, "a network input: the target-only op right after it that normalises it "
+                                     "(knowledge/ops/input_normalizing.yaml, e.g. MagicMind's inserted BatchNorm)"),
+        "inserted_norm_type": (STRING, "that op's type"),
         "keep_fp32": (STRING, "the overflowing op and the FP16-sensitive ops after it that stay out of range, "
                               "comma-joined (golden names)"),
         "output_deviates": (BOOL, "the network output deviates (copied from the network fact)"),
@@ -153,7 +156,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "channel_axis": (NUMBER, "channel axis the probes used (1 for NCHW, 3 for NHWC)"),
         "channels": (NUMBER, "number of channels"),
         "layout_match": (STRING, "nhwc_buffer_as_nchw (the golden NHWC buffer read as NCHW), nchw_buffer_as_nhwc, "
-                                 "layouts_differ (dumped in different layouts) or none"),
+                                 "layouts_differ (dumped in different layouts), buffer_not_transposed (the target "
+                                 "has the other layout's shape but the golden buffer unchanged) or none"),
         "layout_fit": (NUMBER, "correlation of the target with the golden tensor reinterpreted that way"),
         "layout_cosine": (NUMBER, "cosine of the target with the golden tensor reinterpreted that way"),
         "layout_confidence": (NUMBER, "confidence that the layout reinterpretation explains the target (0..1)"),
@@ -200,6 +204,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "cfg_normalization_in_model": (BOOL, "the build folds the input normalisation into the model"),
         "cfg_normalization_knob": (STRING, "the knob that does it (insert_bn_before_firstnode, AIPP ...)"),
         "cfg_norm_matches": (BOOL, "the implied mean/std are the ones the build folds into the model"),
+        "cfg_norm_checked": (BOOL, "the build's own normalisation constants were checked on this input's tensors"),
+        "cfg_norm_again_fit": (NUMBER, "R² (nothing fitted) of target = (golden - mean) / std with the build's "
+                                       "constants: the target input is normalised once more"),
+        "cfg_norm_expected_fit": (NUMBER, "R² (nothing fitted) of golden = (target - mean) / std with the build's "
+                                          "constants: the target is the raw input the normalising model expects"),
         "cfg_channel_swap": (BOOL, "the build swaps R and B (AIPP rbuv_swap_switch)"),
         "cfg_layout_converted": (BOOL, "the build converts the input layout (convert_input_layout)"),
         "cfg_layout_conversion": (STRING, "that conversion, e.g. NCHW->NHWC"),
@@ -324,8 +333,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "normalization_in_model": (BOOL, "the model normalises its input itself (insert_bn_before_firstnode "
                                          "or AIPP mean/var)"),
         "normalization_knob": (STRING, "the knob that folds the normalisation into the model"),
-        "norm_mean": (STRING, "the mean the model subtracts, per channel"),
-        "norm_std": (STRING, "the std the model divides by, per channel"),
+        "normalized_inputs": (STRING, "the network inputs (0-based, ';'-separated) the model normalises itself"),
+        "norm_mean": (STRING, "the mean the model subtracts, per channel (';' between inputs)"),
+        "norm_std": (STRING, "the std the model divides by (sqrt of MagicMind's var), per channel (';' between "
+                             "inputs)"),
         "aipp": (BOOL, "the build inserts AIPP (insert_op_conf)"),
         "aipp_file": (STRING, "the AIPP config file"),
         "aipp_input_format": (STRING, "AIPP input_format, e.g. RGB888_U8, YUV420SP_U8"),

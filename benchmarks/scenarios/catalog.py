@@ -18,7 +18,8 @@ from benchmarks.scenarios.cases import NetworkCase
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
     "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
-    "quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit", "mixed_input_overflow",
+    "clean_bn_inserted", "quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit",
+    "mixed_input_overflow",
     "mixed_overflow_problem", "mixed_spd_problem",
 )
 
@@ -86,14 +87,46 @@ def rgb_bgr(case: NetworkCase) -> faults.Fault:
                                                             "rbuv_swap_switch": True}})
 
 
+def insert_bn(mean: list[float], std: list[float]) -> dict:
+    """MagicMind's ``insert_bn_before_firstnode`` for input 0, as MagicMind takes it (var = std²)."""
+    return {"insert_bn_before_firstnode": {"0": {"mean": list(mean), "var": [s * s for s in std]}}}
+
+
 def double_normalised(case: NetworkCase) -> faults.Fault:
     return faults.InputFault(
         kind="duplicate_normalization", input_name="images",
         make_input=lambda x: inputs.mtcnn_normalise(x),
         description="mean/std folded into the model (insert_bn_before_firstnode) and applied again "
                     "in pre-processing",
-        build_knobs={"tool": "magicmind", "insert_bn_before_firstnode": True,
-                     "mean": [127.5, 127.5, 127.5], "std": [128.0, 128.0, 128.0]})
+        build_knobs={"tool": "magicmind", **insert_bn([127.5] * 3, [128.0] * 3)})
+
+
+def raw_pixels_into_normalising_model(case: NetworkCase) -> faults.Fault:
+    """The intended use of insert_bn_before_firstnode: raw uint8 pixels in, the model normalises."""
+    def make_input(x: torch.Tensor) -> torch.Tensor:
+        return (x * 128.0 + 127.5).round().clamp(0, 255).to(torch.uint8)
+    return faults.InputFault(
+        kind="consistent", input_name="images", make_input=make_input, folded=((127.5,) * 3, (128.0,) * 3),
+        description="no fault: the model is built with insert_bn_before_firstnode (mean 127.5, var 16384) and "
+                    "fed raw uint8 pixels, as intended; its inserted BNInference normalises them, so only the "
+                    "input row differs from the golden run's normalised input",
+        build_knobs={"tool": "magicmind", **insert_bn([127.5] * 3, [128.0] * 3)})
+
+
+def cmvn_twice(case: NetworkCase) -> faults.Fault:
+    """Per-utterance CMVN folded into the model and still applied in the front end (speech)."""
+    audio = inputs.speech()
+    mean, std = float(audio.mean()), float(audio.std())
+
+    def make_input(x: torch.Tensor) -> torch.Tensor:
+        return (x - mean) / std
+    return faults.InputFault(
+        kind="duplicate_normalization", input_name="frames", make_input=make_input,
+        description=(f"the deployment folds the utterance's mean/variance normalisation (CMVN: mean {mean:.3g}, "
+                     f"std {std:.3g} of the recording) into the model with insert_bn_before_firstnode, and the "
+                     "front end still hands it normalised frames: (x - mean) / std is applied twice; with a mean "
+                     f"near 0 the second pass is a {1 / std:.1f}x scale of the input"),
+        build_knobs={"tool": "magicmind", **insert_bn([mean], [std])})
 
 
 def nhwc_as_nchw(case: NetworkCase) -> faults.Fault:
@@ -332,6 +365,10 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("rgb_bgr_swap", "mtcnn_pnet", "aipp_swap", 0, rgb_bgr),
     ScenarioSpec("duplicate_normalization", "mtcnn_onet", "bn_inserted", 0, double_normalised),
     ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "bn_inserted", 0, double_normalised),
+    ScenarioSpec("duplicate_normalization", "crepe_tiny", "cmvn_twice", 0, cmvn_twice),
+    ScenarioSpec("duplicate_normalization", "crepe_tiny", "cmvn_twice", 1, cmvn_twice),
+    ScenarioSpec("clean_bn_inserted", "mtcnn_rnet", "raw_uint8", 0, raw_pixels_into_normalising_model),
+    ScenarioSpec("clean_bn_inserted", "mtcnn_onet", "raw_uint8", 0, raw_pixels_into_normalising_model),
     ScenarioSpec("layout_nchw_nhwc", "mtcnn_onet", "nhwc_buffer", 0, nhwc_as_nchw),
     ScenarioSpec("layout_nchw_nhwc", "mtcnn_pnet", "nhwc_buffer", 0, nhwc_as_nchw),
     # Quantisation. The trained MTCNN and CREPE layers do not show these faults (see the README:
@@ -373,6 +410,8 @@ SMALL: tuple[str, ...] = (
     "single_point_deviation__mtcnn_pnet__saturated_logits__s0",
     "rgb_bgr_swap__mtcnn_pnet__aipp_swap__s0",
     "duplicate_normalization__mtcnn_rnet__bn_inserted__s0",
+    "duplicate_normalization__crepe_tiny__cmvn_twice__s0",
+    "clean_bn_inserted__mtcnn_rnet__raw_uint8__s0",
     "layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0",
     "quant_per_tensor__byte_transformer__super_weights_b1__s0",
     "quant_symmetric__byte_transformer__attention_int8__s0",

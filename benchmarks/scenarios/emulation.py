@@ -5,7 +5,9 @@ The target graph is what an offline compiler such as ATC makes of the golden one
 - a ``Data`` op per network input (GroundTruth = the golden input name);
 - target-only ops inserted around it (``trans_Cast_<k>`` float32 -> float16/bfloat16,
   ``trans_TransData_<k>`` NCHW -> 5HD for 4-D tensors; GroundTruth ``*``), and again before each
-  network output;
+  network output; a build that folds the input normalisation into the model (MagicMind
+  ``insert_bn_before_firstnode``) inserts ``insert_bn_<k>`` (BNInference, ``(x - mean) / std`` per
+  channel, GroundTruth ``*``) right after the input, which is then fed raw data;
 - fused ops: ``[Pad+]Conv[+BatchNormalization][+Relu|PRelu]``, ``Gemm+PRelu`` and
   ``MatMul+Add(bias)`` become one target op named after the Conv/Gemm/MatMul, whose GroundTruth lists
   the golden ops comma-joined; everything else maps one to one (Ascend op types).
@@ -83,7 +85,8 @@ class TargetOp:
     golden_ops: list[str]            # fused-from golden op names; empty -> GroundTruth "*"
     inputs: list[str]                # logical tensors read (golden tensor names)
     output: str                      # logical tensor written
-    role: str                        # "data" | "compute" | "trans"
+    role: str                        # "data" | "compute" | "trans" | "normalize"
+    constants: tuple[tuple[float, ...], tuple[float, ...]] | None = None   # normalize: (mean, std) per channel
 
     @property
     def ground_truth(self) -> str:
@@ -139,17 +142,19 @@ def _fusion_groups(graph: GoldenGraph) -> list[list[GoldenOp]]:
 
 
 def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torch.Tensor],
-                fuse: bool = True) -> TargetPlan:
+                fuse: bool = True, folded: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
+                ) -> TargetPlan:
     """The converted graph for ``precision`` (see the module docstring).
 
     ``golden`` holds the golden tensors by name (their dtypes and ranks decide where Cast and
-    TransData are inserted).
+    TransData are inserted). ``folded``: input name -> (mean, std) the build normalises inside.
     """
     ops: list[TargetOp] = []
     inserted = 0
 
-    def add(name: str, op_type: str, golden: list[str], inputs: list[str], output: str, role: str) -> None:
-        ops.append(TargetOp(len(ops), name, op_type, golden, inputs, output, role))
+    def add(name: str, op_type: str, golden: list[str], inputs: list[str], output: str, role: str,
+            constants: tuple | None = None) -> None:
+        ops.append(TargetOp(len(ops), name, op_type, golden, inputs, output, role, constants))
 
     def insert_trans(tensor: str, kind: str) -> None:
         nonlocal inserted
@@ -158,6 +163,9 @@ def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torc
 
     for name in graph.inputs:
         add(name, "Data", [name], [], name, "data")
+        if folded and name in folded:
+            add(f"insert_bn_{inserted}", "BNInference", [], [name], name, "normalize", folded[name])
+            inserted += 1
         feed = golden[name]
         if feed.is_floating_point() and precision.name != "fp32":
             insert_trans(name, "Cast")
@@ -306,6 +314,8 @@ class Emulator:
                     to_device = top.output in self.graph.inputs        # else: device -> float32 output
                     value = self.precision.round(read[0]) if to_device else read[0]
                     dtype = self.precision.ge_dtype if to_device else "DT_FLOAT"
+                elif top.role == "normalize":
+                    value, dtype = _normalize(read[0], top.constants), "DT_FLOAT"
                 elif top.role == "trans":
                     value, dtype = read[0], dtypes[top.output]
                 else:
@@ -322,6 +332,13 @@ class Emulator:
             record.final[tensor] = RecordedTensor(tensor, _to_numpy(env[tensor], dtypes[tensor]),
                                                   dtypes[tensor])
         return record
+
+
+def _normalize(value: torch.Tensor, constants: tuple[tuple[float, ...], tuple[float, ...]]) -> torch.Tensor:
+    """``(x - mean) / std`` per channel (dim 1), in float32, as the inserted BatchNorm computes it."""
+    mean, std = (torch.tensor(c, dtype=torch.float32) for c in constants)
+    shape = (1, -1) + (1,) * (value.dim() - 2) if mean.numel() > 1 else ()
+    return (value.to(torch.float32) - mean.reshape(shape)) / std.reshape(shape)
 
 
 def _cast(value: torch.Tensor, precision: Precision, fault: Fault | None) -> torch.Tensor:

@@ -102,6 +102,11 @@ class Fault:
         """Problems with the fault's own mechanism in this run (empty when it is what it claims)."""
         return []
 
+    def folded_normalization(self) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+        """Input name -> (mean, std) the build folds into the model (MagicMind
+        insert_bn_before_firstnode): the target graph then normalises that input in an inserted op."""
+        return {}
+
     def saturates(self) -> bool:
         """The device runs in saturation mode: FP16 overflow clamps at +-65504 instead of giving
         inf (the emulator's cast of a float32 tensor into FP16 clamps too)."""
@@ -164,6 +169,10 @@ class InputFault(Fault):
     input_name: str = ""
     make_input: Callable[[torch.Tensor], torch.Tensor] | None = None
     then_overflows: bool = False
+    folded: tuple[tuple[float, ...], tuple[float, ...]] | None = None   # (mean, std) inserted after the input
+
+    def folded_normalization(self) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+        return {self.input_name: self.folded} if self.folded else {}
 
     def target_feeds(self, feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         changed = dict(feeds)
@@ -171,7 +180,7 @@ class InputFault(Fault):
         return changed
 
     def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
-        return plan.op(self.input_name).name
+        return None if self.kind == "consistent" else plan.op(self.input_name).name
 
     def symptoms(self, plan: TargetPlan, run: TargetRun) -> list[Symptom]:
         if not self.then_overflows:

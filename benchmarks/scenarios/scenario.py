@@ -124,7 +124,7 @@ def prepare(spec: ScenarioSpec) -> Replay:
     graph = trace(case.module, list(case.feeds))
     golden = run_golden(graph, case.feeds)
     precision = PRECISIONS[spec.precision]
-    plan = plan_target(graph, precision, golden)
+    plan = plan_target(graph, precision, golden, folded=fault.folded_normalization())
     return Replay(spec, case, fault, graph, golden, plan, precision, dumps.ScenarioClock(spec.seed, spec.name))
 
 
@@ -205,7 +205,12 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
                 for s in fault.symptoms(plan, run)]
     if symptoms:
         label["symptoms"] = symptoms
+    if fault.folded_normalization():
+        label["input_normalised_in_model"] = True     # the target is fed raw data: its input row differs
     label["expected"] = expected_signature(fault.kind, symptoms)
+    if label.get("input_normalised_in_model"):
+        label["expected"]["every_tensor"] = ("agrees, except the network input: raw data on the target, normalised "
+                                             "by the op the build inserts after it")
     judged = checks.judge(result_csv)
     problems = checks.check_signature(result_csv, label, judged) + fault.verify(plan, run)
     label["observed"] = checks.summarise(result_csv, judged)

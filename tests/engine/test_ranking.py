@@ -57,3 +57,21 @@ def test_a_symptom_explained_by_an_explained_finding_hangs_under_the_leading_cau
     assert root is mismatch
     assert overflow.explained_by == mismatch.id and node.explained_by == mismatch.id
     assert ordered[0] is mismatch
+
+
+def test_an_expectation_explains_an_error_and_the_run_has_no_root_cause():
+    """The build normalises the input itself: the raw target input is intended, not an input mismatch."""
+    expected = finding("normalization-in-model-expected", "normalization_in_model", 0, severity="info", root=False)
+    mismatch = finding("input-mismatch", "input_mismatch", 0)
+    root, ordered = rank_findings([mismatch, expected], [(expected.id, mismatch.id, "explain")], PRIORITIES)
+    assert root is None and ordered == [expected, mismatch]
+    assert mismatch.explained_by == expected.id
+
+
+def test_an_info_finding_that_is_itself_explained_is_no_expectation():
+    note = finding("absorbed", "absorbed", 3, severity="info", root=False)
+    cause = finding("problem-node", "problem_node", 1)
+    later = finding("problem-node", "problem_node", 5)
+    explanations = [(cause.id, note.id, "explain"), (note.id, later.id, "explain")]
+    root, _ = rank_findings([later, note, cause], explanations, PRIORITIES)
+    assert root is cause and later.explained_by is None

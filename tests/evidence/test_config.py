@@ -59,7 +59,16 @@ def test_an_aipp_file_that_is_missing_is_named_but_not_fatal(tmp_path):
     ("build.json", '{"tool": "atc",\n "precision_mode": }', "not valid JSON"),
     ("build.yaml", "tool: magicmind\n  bad: [\n", "invalid YAML"),
     ("build.json", "[1, 2]", "a mapping of knob names"),
-    ("build.json", '{"insert_bn_before_firstnode": "yes"}', "must be true or false"),
+    ("build.json", '{"insert_bn_before_firstnode": "yes"}', "maps network input indexes"),
+    ("build.json", '{"insert_bn_before_firstnode": {}}', "it is empty"),
+    ("build.json", '{"insert_bn_before_firstnode": {"first": {"mean": [1], "var": [1]}}}', "not a network input"),
+    ("build.json", '{"insert_bn_before_firstnode": {"0": {"mean": [1, 2, 3], "std": [1, 2, 3]}}}',
+     'exactly "mean" and "var"'),
+    ("build.json", '{"insert_bn_before_firstnode": {"0": {"mean": [1, 2, 3], "var": [1, 0, 1]}}}', "above 0"),
+    ("build.json", '{"insert_bn_before_firstnode": {"0": {"mean": [1, 2, 3], "var": [1, 1]}}}', "3 means but 2"),
+    ("build.json", '{"insert_bn_before_firstnode": {"0": {"mean": ["a"], "var": [1]}}}', "list of numbers"),
+    ("build.json", '{"precision_config": {"activation_quant_algo": "minmax"}}', "symmetric"),
+    ("build.json", '{"precision_config": {"weight_quant_granularity": "per_row"}}', "per_axis"),
     ("build.json", '{"insert_bn_before_firstnode": true, "mean": ["a"]}', "list of numbers"),
     ("build.json", '{"convert_input_layout": {"0": {"src": "NCHW"}}}', "needs \\\"src\\\" and \\\"dst\\\""),
     ("build.json", '{"precision_mode": {"a": 1}}', "must be a string"),
@@ -89,3 +98,53 @@ def test_a_malformed_aipp_file_names_its_line(tmp_path):
 def test_a_missing_config_is_an_input_error(tmp_path):
     with pytest.raises(InputFormatError, match="cannot read the build config"):
         config_facts(tmp_path / "nope.json")
+
+
+def test_insert_bn_before_firstnode_as_magicmind_writes_it(tmp_path):
+    """MagicMind's samples: input index -> per-channel mean and variance (var = std²)."""
+    (tmp_path / "build.json").write_text(json.dumps({
+        "archs": ["mtp_372"], "insert_bn_before_firstnode": {"0": {"mean": [123.675, 116.28, 103.53],
+                                                                   "var": [3409.976, 3262.694, 3291.891]}},
+        "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}},
+        "precision_config": {"precision_mode": "qint8_mixed_float16", "activation_quant_algo": "asymmetric",
+                             "weight_quant_granularity": "per_axis"}}))
+    (fact,) = config_facts(tmp_path / "build.json")
+    assert fact["tool"] == "magicmind" and fact["insert_bn_before_firstnode"] and fact["normalization_in_model"]
+    assert fact["normalization_knob"] == "insert_bn_before_firstnode" and fact["normalized_inputs"] == "0"
+    assert fact["norm_mean"] == "123.675,116.28,103.53" and fact["norm_std"] == "58.395,57.12,57.375"
+    assert fact["layout_conversion"] == "NCHW->NHWC"
+    assert (fact["activation_quant_algo"], fact["weight_quant_granularity"]) == ("asymmetric", "per_channel")
+    assert fact["quant_precision"] == "int8" and set(fact) <= set(FACT_FIELDS["config"])
+
+
+def test_one_normalisation_per_network_input(tmp_path):
+    (tmp_path / "build.json").write_text(json.dumps({"insert_bn_before_firstnode": {
+        "1": {"mean": [0.0], "var": [4.0]}, "0": {"mean": [128, 128, 128], "var": [65536, 65536, 65536]}}}))
+    (fact,) = config_facts(tmp_path / "build.json")
+    assert (fact["normalized_inputs"], fact["norm_mean"], fact["norm_std"]) == ("0;1", "128;0", "256;2")
+
+
+def test_unknown_magicmind_keys_are_warnings_not_errors(tmp_path):
+    from advisor.evidence.config import config_warnings, read_build_config
+
+    (tmp_path / "build.json").write_text(json.dumps({
+        "insert_bn_before_firstnode": {"0": {"mean": [0], "var": [1]}}, "convert_input_layot": {},
+        "compute_determinism": True, "precision_config": {"precision_mode": "force_float16", "activation_algo": "x"}}))
+    warnings = config_warnings(read_build_config(tmp_path / "build.json"))
+    assert warnings == ["unknown MagicMind config key 'convert_input_layot' ignored (did you mean "
+                        "'convert_input_layout'?)",
+                        "unknown key 'precision_config.activation_algo' ignored (did you mean "
+                        "'activation_quant_algo'?)"]
+    (fact,) = config_facts(tmp_path / "build.json")
+    assert fact["normalization_in_model"]
+
+
+def test_a_config_with_magicmind_only_keys_is_taken_for_magicmind(tmp_path):
+    from advisor.evidence.config import config_warnings, read_build_config
+
+    (tmp_path / "build.json").write_text(json.dumps({"archs": ["mtp_372"], "compute_determinism": True,
+                                                     "graph_shape_mutabel": False}))
+    (fact,) = config_facts(tmp_path / "build.json")
+    assert fact["tool"] == "magicmind" and not fact["normalization_in_model"]
+    assert config_warnings(read_build_config(tmp_path / "build.json")) == [
+        "unknown MagicMind config key 'graph_shape_mutabel' ignored (did you mean 'graph_shape_mutable'?)"]

@@ -81,7 +81,7 @@ def test_duplicate_normalization_from_the_dumps_alone_is_less_sure():
     with_config = diagnose(path_of("duplicate_normalization__mtcnn_rnet__bn_inserted__s0"))
     assert with_config.root.confidence > got.root.confidence
     assert "insert_bn_before_firstnode" in with_config.root.evidence["en"]
-    assert "exactly the constants the model applies" in with_config.root.evidence["en"]
+    assert "with the knob's own constants reproduces it" in with_config.root.evidence["en"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
@@ -152,9 +152,21 @@ def test_a_target_that_skipped_normalisation_is_an_input_scale_mismatch(tmp_path
 
 
 def test_a_raw_target_is_right_when_the_model_normalises_itself(tmp_path, pixels):
-    config = {"tool": "magicmind", "insert_bn_before_firstnode": True, "mean": [127.5] * 3, "std": [128.0] * 3}
+    """MagicMind's own form: the knob's mean/var map the raw target onto the golden input exactly."""
+    config = {"tool": "magicmind", "insert_bn_before_firstnode": {"0": {"mean": [127.5] * 3, "var": [16384.0] * 3}}}
     got = diagnose(write_input_scenario(tmp_path / "s", pixels, (pixels - 127.5) / 128, config))
-    assert not (got.kinds() & PREPROCESSING) and got.root.kind == "input_mismatch"
+    assert not (got.kinds() & PREPROCESSING) and got.root is None
+    (expected,) = [f for f in got.findings if f.kind == "normalization_in_model"]
+    mismatch = next(f for f in got.findings if f.kind == "input_mismatch")
+    assert mismatch.explained_by == expected.id and expected.rule == "normalization-in-model-expected"
+    assert "insert_bn_before_firstnode" in expected.evidence["en"] and "nothing fitted" in expected.evidence["en"]
+
+
+def test_other_constants_than_the_knobs_do_not_make_a_raw_input_intended(tmp_path, pixels):
+    config = {"tool": "magicmind", "insert_bn_before_firstnode": {"0": {"mean": [123.675, 116.28, 103.53],
+                                                                        "var": [3409.98, 3262.69, 3291.89]}}}
+    got = diagnose(write_input_scenario(tmp_path / "s", pixels, (pixels - 127.5) / 128, config))
+    assert got.root.kind == "input_mismatch" and "normalization_in_model" not in got.kinds()
 
 
 def test_a_normalised_input_to_a_model_that_normalises_itself_is_a_duplicate(tmp_path, pixels):
@@ -244,3 +256,88 @@ def test_generated_scenario_through_advisor_compare_gives_the_same_diagnosis(tmp
     ours = tmp_path / "result_20240101000000.csv"
     compare_dumps(CompareOptions(directory / "golden", directory / "target", ours, progress=False))
     assert diagnose(directory, csv=ours).root.kind == "rgb_bgr_swap"
+
+
+# --- MagicMind's insert_bn_before_firstnode with its numbers (committed scenarios) ----------------
+
+def diagnose_rows(directory: Path, config: dict | None = None) -> Diagnosed:
+    """The comparison CSV alone (no dumps), optionally with the build config."""
+    facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds())
+    result = run_rules(RULES, facts.all_facts() + ([config] if config else []))
+    root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES)
+    return Diagnosed(root, ordered, [])
+
+
+CMVN = "duplicate_normalization__crepe_tiny__cmvn_twice__s0"
+RAW_UINT8 = "clean_bn_inserted__mtcnn_rnet__raw_uint8__s0"
+
+
+def test_speech_cmvn_applied_twice_is_named_with_the_knob_from_its_own_numbers():
+    label = scenario_label(path_of(CMVN))
+    got = diagnose(path_of(CMVN))
+    assert (got.root.kind, got.root.rule, got.root.op, got.root.index) == (
+        "duplicate_normalization", "duplicate-normalization-in-model", label["op"], label["index"])
+    (evidence,) = got.evidence
+    assert evidence["cfg_norm_checked"] and evidence["cfg_norm_again_fit"] > 0.9999
+    assert "insert_bn_before_firstnode" in got.root.evidence["en"] and "nothing fitted" in got.root.evidence["en"]
+    assert "drop insert_bn_before_firstnode" in got.root.evidence["en"]
+    assert [f.kind for f in got.active() if f.severity == "error"] == ["duplicate_normalization"]
+
+
+def test_without_the_knobs_numbers_the_second_cmvn_reads_as_a_plain_scale():
+    """With a mean near 0, (x - mean) / std is a 10x scale: the fitted map alone cannot tell it from
+    a 0-255 mistake; the build config's mean/var can."""
+    got = diagnose(path_of(CMVN), config=None)
+    assert got.root.kind == "input_scale_mismatch"
+
+
+def test_raw_uint8_into_a_model_built_with_insert_bn_is_consistent():
+    got = diagnose(path_of(RAW_UINT8))
+    assert scenario_label(path_of(RAW_UINT8))["kind"] == "consistent"
+    assert got.root is None and not [f for f in got.active() if f.severity in ("error", "warning")]
+    assert {f.rule for f in got.findings if f.kind == "normalization_in_model"} == {
+        "normalization-in-model-expected", "normalization-in-model-rows"}
+    (evidence,) = got.evidence
+    assert evidence["cfg_norm_expected_fit"] > 0.999 and evidence["cfg_norm_again_fit"] < 0
+
+
+def test_raw_uint8_into_a_model_built_with_insert_bn_is_consistent_from_the_csv_alone():
+    """No dumps, no config: the NPU-only BNInference after the input and nothing deviating after it."""
+    got = diagnose_rows(path_of(RAW_UINT8))
+    assert got.root is None and not [f for f in got.active() if f.severity in ("error", "warning")]
+    (note,) = [f for f in got.findings if f.kind == "normalization_in_model"]
+    assert note.rule == "normalization-in-model-rows" and "insert_bn_0 (BNInference)" in note.evidence["en"]
+
+
+def test_the_same_raw_input_without_the_inserted_op_stays_an_input_mismatch(tmp_path):
+    """Drop the inserted BNInference's rows: nothing then says the raw input is normalised inside."""
+    (csv,) = path_of(RAW_UINT8).glob("result_*.csv")
+    lines = [line for line in csv.read_text().splitlines(keepends=True) if ",insert_bn_0," not in line]
+    (tmp_path / csv.name).write_text("".join(lines))
+    table = read_comparison(tmp_path / csv.name)
+    facts = build_facts(table, load_thresholds())
+    result = run_rules(RULES, facts.all_facts())
+    root, _ = rank_findings(result.findings, result.explanations, PRIORITIES)
+    assert root.kind == "input_mismatch"
+
+
+def test_a_transposed_buffer_into_a_model_built_with_convert_input_layout_names_the_knob(tmp_path, pixels):
+    """convert_input_layout NCHW->NHWC: the model reads NHWC, but the preprocessing transposed to NCHW
+    already, so the model reads an NCHW buffer as NHWC."""
+    photo = ((pixels - 127.5) / 128).astype(np.float32)
+    fed = np.ascontiguousarray(photo).reshape(1, 96, 96, 3)          # the NCHW buffer, read as NHWC
+    config = {"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}}
+    got = diagnose(write_input_scenario(tmp_path / "s", fed, photo, config))
+    assert (got.root.kind, got.root.op, got.root.index) == ("layout_nchw_nhwc", "images", 0)
+    assert got.root.rule == "layout-buffer-not-transposed"
+    assert got.root.values["layout_match"] == "buffer_not_transposed"
+    assert "convert_input_layout" in got.root.evidence["en"] and "NCHW->NHWC" in got.root.evidence["en"]
+
+
+def test_data_transposed_for_the_converted_layout_is_no_untransposed_buffer(tmp_path, pixels):
+    photo = ((pixels - 127.5) / 128).astype(np.float32)
+    fed = np.ascontiguousarray(photo.transpose(0, 2, 3, 1))          # what the NHWC model should get
+    config = {"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}}
+    got = diagnose(write_input_scenario(tmp_path / "s", fed, photo, config))
+    assert "layout-buffer-not-transposed" not in {f.rule for f in got.findings}
+    assert got.evidence[0]["layout_match"] != "buffer_not_transposed"
