@@ -13,7 +13,7 @@ from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Ser
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
-from .errors import UsageError
+from .errors import InputFormatError, UsageError
 from .evidence.config import config_fact, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
@@ -73,6 +73,7 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         options.comparison, options.comparison_format, options.mapping)
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
+    _check_something_compared(table, facts.network)
     evidence = _evidence(options, table, facts, graph, thresholds, build)
     result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
@@ -107,6 +108,21 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
     )
+
+
+def _check_something_compared(table: ComparisonTable, network: dict) -> None:
+    """A comparison that judged no tensor, no checksum and no argument gives no verdict: saying
+    "consistent" about nothing would be a lie, so it is an input error (exit 2)."""
+    if network.get("judged_tensors") or network.get("checksums_compared") or network.get("arguments_compared"):
+        return
+    frame = table.frame
+    npu_only = int(frame["npu_only"].fillna(False).sum())
+    golden_only = int(frame["golden_only"].fillna(False).sum())
+    unjudged = int(network.get("unjudged_tensors", 0))
+    raise InputFormatError(
+        f"nothing was compared: none of its {len(frame)} rows pairs a target and a reference tensor with a usable "
+        f"metric ({npu_only} target-only, {golden_only} reference-only, {unjudged} without any metric)",
+        path=table.source)
 
 
 def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None:

@@ -159,14 +159,15 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
              f"({diagnosis.inputs.get('format')}, {net.get('rows')} rows, {net.get('ops')} ops)"]
     root = diagnosis.root_cause
     if root is None:
-        lines.append("Verdict: consistent - every compared tensor is within its dtype's thresholds."
-                     if net.get("consistent") else "Verdict: no root cause found.")
+        lines.append(f"Verdict: consistent - {_judged(net)}." if net.get("consistent")
+                     else f"Verdict: no root cause found ({_judged(net)}).")
     else:
         where = f" at op {root.index} {root.op}" if root.index is not None else (f" at {root.op}" if root.op else "")
         lines.append(f"Verdict: {root.title.get(lang, root.title['en'])}{where} "
                      f"[{root.severity}, confidence {root.confidence:.2f}]")
         lines.append(f"  evidence: {root.evidence.get(lang, root.evidence.get('en', ''))}")
-        lines.append(f"  fix: {render_advice(root, lang, preferred_backends(diagnosis.backends)).summary}")
+        prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
+        lines.append(f"  fix: {render_advice(root, lang, prefer).summary}")
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)
@@ -180,3 +181,16 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     if remedy is not None and readme is not None:
         lines.append(f"Remedy: {readme} ({len(remedy.steps)} step(s) for {', '.join(remedy.backends)})")
     return "\n".join(lines)
+
+
+def _judged(net: dict) -> str:
+    """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
+    judged, compared = net.get("judged_tensors", 0), net.get("compared_tensors", 0)
+    text = f"{judged} of {compared} compared tensors judged"
+    if net.get("checksums_compared"):
+        text += f" ({net['checksums_compared']} by checksum, {net.get('checksums_differ', 0)} differing)"
+    elif net.get("consistent"):
+        text += ", all within their dtype's thresholds"
+    if net.get("unjudged_tensors"):
+        text += f"; {net['unjudged_tensors']} could not be judged (listed apart)"
+    return text
