@@ -29,8 +29,7 @@ from ..ingest.table import ComparisonTable
 from .catalogs import load_catalog, op_type_of_name
 from .graph_join import MAX_LISTED, GraphJoin, join_graph, narrowing
 from .thresholds import Thresholds
-from .training import (TRAINING_OP_FIELDS, decorate_op_fact, judge_roles, mark_training,
-                       training_network_fields)
+from .training import TRAINING_OP_FIELDS, decorate_op_fact, judge_roles, mark_training, training_network_fields
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
 INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})

@@ -55,7 +55,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "graph_ops_matched": (NUMBER, "compared ops found in the graph"),
         "fusion_passes_effective": (STRING, "fusion passes that rewrote the graph (--fusion), comma-joined"),
         "fusion_passes_effective_count": (NUMBER, "how many fusion passes rewrote the graph (--fusion)"),
-        "judged_tensors": (NUMBER, "compared tensors with a usable metric (or checksum): the ones a verdict speaks for"),
+        "judged_tensors": (NUMBER, "compared tensors with a usable metric (or checksum): what a verdict speaks for"),
         "unjudged_tensors": (NUMBER, "compared tensors without any usable metric (reference all zeros, shapes differ, "
                                      "no statistics): never counted as within thresholds"),
         "unjudged_list": (STRING, "the first unjudged tensors with the reason, '; '-joined"),
