@@ -55,6 +55,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "graph_ops_matched": (NUMBER, "compared ops found in the graph"),
         "fusion_passes_effective": (STRING, "fusion passes that rewrote the graph (--fusion), comma-joined"),
         "fusion_passes_effective_count": (NUMBER, "how many fusion passes rewrote the graph (--fusion)"),
+        "tool_precision_error_ops": (NUMBER, "ops msquickcmp marked IsPrecisionError (absent without its marks)"),
+        "tool_first_precision_error_op": (STRING, "the first op msquickcmp marked IsPrecisionError"),
+        "tool_first_precision_error_index": (NUMBER, "op index of that op"),
+        "tool_output_ops": (STRING, "the ops msquickcmp marked IsOutputNode (the network outputs), comma-joined"),
     },
     "op": {
         "id": (STRING, "'op:<index>'"),
@@ -107,6 +111,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "cast_from": (STRING, "a Cast's input dtype"),
         "cast_to": (STRING, "a Cast's output dtype"),
         "before_first_entry": (BOOL, "the op runs before the first op where error enters (--graph)"),
+        "tool_precision_error": (BOOL, "msquickcmp marked a row of the op IsPrecisionError (absent without its "
+                                       "marks); the first such op is always an op fact"),
+        "tool_output_node": (BOOL, "msquickcmp marked a row of the op IsOutputNode: it produces a network output"),
     },
     "finding": {
         "id": (STRING, "finding id"),
