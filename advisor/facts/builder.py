@@ -63,11 +63,12 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
                 max_op_facts: int = DEFAULT_MAX_OP_FACTS, graph: Graph | None = None,
                 fusion: FusionReport | None = None) -> FactSet:
     frame = table.frame
-    warnings: list[str] = []
+    warnings: list[str] = list(table.warnings)  # what the reader derived or assumed reaches the report
     rows = _row_flags(frame, thresholds)
     judge_roles(frame, rows)   # parameters, arguments, counters and checksums are not plain tensors
     ops = _aggregate_ops(frame, rows)
     mark_training(frame, rows, ops)
+    _mark_tool_flags(frame, rows, ops)
     _mark_inputs(ops, input_nodes, warnings)
     join = join_graph(ops, graph, fusion) if graph is not None else None
     if join is not None:
@@ -89,6 +90,7 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     network["consistent"] = bool(network["consistent"] and not network["checksums_differ"]
                                  and not network["differing_parameters"] and not network["differing_arguments"]
                                  and network["judged_tensors"] + network["checksums_compared"] > 0)
+    network.update(clean_fact(_tool_flag_fields(ops)))
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(_unmatched(frame, ops, join)))
         network.update(clean_fact(join.network_fields()))
@@ -362,6 +364,45 @@ def _aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     ops["dtype"] = ops["out_dtype"].fillna(ops["in_dtype"])
     ops["position"] = np.arange(len(ops), dtype="int64")
     return ops
+
+
+# msquickcmp's own marks on each row (advisor/ingest/table.py): per op, whether any row carries one.
+TOOL_FLAGS = ("tool_precision_error", "tool_output_node")
+
+
+def _mark_tool_flags(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
+    """``tool_precision_error`` / ``tool_output_node`` per op: True when msquickcmp marked any of its
+    rows, False when it marked none, NA when the comparison has no such marks."""
+    op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
+    position = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy(dtype=np.float64,
+                                                                                 na_value=np.nan)[op_rows])
+    for column in TOOL_FLAGS:
+        flags = frame[column]
+        known = flags.notna().to_numpy(dtype=bool)
+        if not known.any() or not len(ops):
+            ops[column] = pd.array([pd.NA] * len(ops), dtype="boolean")
+            continue
+        marked = np.bincount(position, weights=flags.fillna(False).to_numpy(dtype=bool)[op_rows],
+                             minlength=len(ops)) > 0
+        seen = np.bincount(position, weights=known[op_rows], minlength=len(ops)) > 0
+        ops[column] = pd.arrays.BooleanArray(marked, ~seen)
+
+
+def _tool_flag_fields(ops: pd.DataFrame) -> dict[str, Any]:
+    """The network's view of msquickcmp's marks: absent when the comparison has none."""
+    fields: dict[str, Any] = {}
+    error = ops["tool_precision_error"]
+    if error.notna().any():
+        marked = ops[error.fillna(False).to_numpy(dtype=bool)]
+        fields["tool_precision_error_ops"] = len(marked)
+        if len(marked):
+            fields["tool_first_precision_error_op"] = str(marked["op"].iloc[0])
+            fields["tool_first_precision_error_index"] = int(marked.index[0])
+    output = ops["tool_output_node"]
+    if output.notna().any():
+        names = ops.loc[output.fillna(False).to_numpy(dtype=bool), "op"].astype(str)
+        fields["tool_output_ops"] = ",".join(names.head(MAX_LISTED))
+    return fields
 
 
 def _take(values: pd.api.extensions.ExtensionArray, at: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -713,7 +754,7 @@ OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position
                   "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "entry_confidence", "out_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive", "absorbed",
-                  "downstream_deviating")
+                  "downstream_deviating", *TOOL_FLAGS)
 
 
 GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused", "narrowing_cast", "cast_from",
@@ -726,7 +767,7 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
     if graph:
         primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
     primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
-    notable = primary | ops["error_enters"] | ops["hidden_entry"]
+    notable = primary | ops["error_enters"] | ops["hidden_entry"] | _first_marked(ops)
     fields = list(OP_FACT_FIELDS) + list(TRAINING_OP_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
     chosen = ops[notable]
     if len(chosen) > limit:
@@ -745,6 +786,15 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
         decorate_op_fact(fact, network)
         facts.append(clean_fact(fact))
     return facts
+
+
+def _first_marked(ops: pd.DataFrame) -> np.ndarray:
+    """The first op msquickcmp marks IsPrecisionError: its own verdict, for rules to weigh."""
+    marked = ops["tool_precision_error"].fillna(False).to_numpy(dtype=bool)
+    first = np.zeros(len(ops), dtype=bool)
+    if marked.any():
+        first[int(np.argmax(marked))] = True
+    return first
 
 
 def _summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, op_facts: list[dict[str, Any]]) -> None:

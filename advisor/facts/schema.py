@@ -68,6 +68,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "checksums_differ": (NUMBER, "MD5/CRC mode: rows whose two checksums differ"),
         "differing_parameters": (NUMBER, "parameter/buffer tensors that differ before the first backward row"),
         "differing_parameter_list": (STRING, "those tensors with the statistic that differs, '; '-joined"),
+        "tool_precision_error_ops": (NUMBER, "ops msquickcmp marked IsPrecisionError (absent without its marks)"),
+        "tool_first_precision_error_op": (STRING, "the first op msquickcmp marked IsPrecisionError"),
+        "tool_first_precision_error_index": (NUMBER, "op index of that op"),
+        "tool_output_ops": (STRING, "the ops msquickcmp marked IsOutputNode (the network outputs), comma-joined"),
     },
     "op": {
         "id": (STRING, "'op:<index>'"),
@@ -145,6 +149,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "bits_npu_dtype": (STRING, "its target dtype"),
         "bits_golden_dtype": (STRING, "its reference dtype"),
         "bits_dtype_changed": (BOOL, "the two sides have different dtypes (bits cannot agree)"),
+        "tool_precision_error": (BOOL, "msquickcmp marked a row of the op IsPrecisionError (absent without its "
+                                       "marks); the first such op is always an op fact"),
+        "tool_output_node": (BOOL, "msquickcmp marked a row of the op IsOutputNode: it produces a network output"),
     },
     "finding": {
         "id": (STRING, "finding id"),

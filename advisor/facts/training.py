@@ -43,8 +43,9 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     with np.errstate(invalid="ignore"):
         changed = (rel > tolerance) | bits_differ
     if "npu_arg" in frame:
-        texts = frame["npu_arg"].astype(object).to_numpy(), frame["golden_arg"].astype(object).to_numpy()
-        changed |= pd.notna(texts[0]) & pd.notna(texts[1]) & (texts[0] != texts[1])
+        npu_text, golden_text = frame["npu_arg"], frame["golden_arg"]
+        changed |= (npu_text.notna() & golden_text.notna() & (npu_text != golden_text)).fillna(False).to_numpy(
+            dtype=bool)
     state_differs = comparable & state & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs

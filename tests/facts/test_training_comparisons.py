@@ -113,3 +113,19 @@ def test_nothing_compared_is_an_error_with_one_line_and_exit_2(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert "nothing was compared" in err and "\n" not in err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_buffer_counter_is_never_a_cause_and_buffers_count_as_state():
+    diagnosis = run("step_batchnorm")
+    root = diagnosis.root_cause
+    assert (root.kind, root.index) == ("different_weights", 0)
+    assert "running_mean" in root.values["differing_parameter_list"]
+    assert diagnosis.network["counter_rows"] >= 3       # num_batches_tracked.add_(1): input, argument, output
+    assert not [f for f in diagnosis.findings if f.op and f.op.startswith("Tensor.add_")]
+
+
+def test_a_bool_argument_that_agrees_is_not_flagged():
+    diagnosis = run("eps_batchnorm")
+    assert (diagnosis.root_cause.kind, diagnosis.root_cause.values["arg_name"]) == ("argument_mismatch", "eps")
+    assert diagnosis.network["differing_arguments"] == 1
+    assert diagnosis.network["arguments_compared"] > 1
