@@ -13,6 +13,7 @@ from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Ser
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
+from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
 from .evidence.config import config_fact, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
@@ -78,6 +79,10 @@ def analyse(options: AnalysisOptions) -> Diagnosis:
     result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
+                         root.index if root else None)
+    if vendor:
+        facts.warnings.append(vendor)
     config = build[0] if build else None
     remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
     return Diagnosis(
