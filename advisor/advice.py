@@ -32,6 +32,8 @@ BACKENDS: dict[str, dict[str, str]] = {
     "tensorrt": {"en": "TensorRT", "zh": "TensorRT"},
     "onnxruntime": {"en": "ONNX Runtime", "zh": "ONNX Runtime"},
     "pytorch": {"en": "PyTorch", "zh": "PyTorch"},
+    # Training comparisons (msprobe, torch_npu): shown first for them, and only for them.
+    "training": {"en": "Training (torch_npu / msprobe)", "zh": "训练（torch_npu / msprobe）"},
     "any": {"en": "Any backend", "zh": "通用"},
 }
 
@@ -158,11 +160,14 @@ def _compiled(text: str) -> Template:
     return _env.from_string(text)
 
 
-def preferred_backends(chosen: Sequence[str]) -> tuple[str, ...]:
+def preferred_backends(chosen: Sequence[str], training: bool = False) -> tuple[str, ...]:
     """The backends whose advice comes first: the user's choice (or their build tool), unless it is
-    every toolchain (then none is preferred and the pages keep their order)."""
-    tools = [b for b in BACKENDS if b != "any"]
-    return () if set(tools) <= set(chosen) else tuple(chosen)
+    every toolchain (then none is preferred and the pages keep their order). A training comparison
+    puts the training advice first; the others never show it."""
+    tools = [b for b in BACKENDS if b not in ("any", "training")]
+    chosen = tuple(b for b in chosen if b != "training")
+    preferred = () if set(tools) <= set(chosen) else chosen
+    return ("training", *preferred) if training else preferred
 
 
 def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()) -> Advice:
@@ -185,7 +190,7 @@ def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()
             path, line = page_source(finding.kind)
             raise KnowledgeError(f"template error: {exc}", path=path, line=line, field=f"{lang}.{section}") from None
 
-    order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer]
+    order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer and b != "training"]
     fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in order if b in body["fix"]]
     return Advice(
         kind=finding.kind,

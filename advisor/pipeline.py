@@ -15,7 +15,8 @@ from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Ser
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.runner import run_rules
-from .errors import UsageError
+from .engine.vendor import vendor_note, vendor_verdict
+from .errors import InputFormatError, UsageError
 from .evidence.config import config_fact, config_warnings, read_build_config
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
@@ -102,6 +103,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     stage(STAGES[2])
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
+    _check_something_compared(table, facts.network)
     stage(STAGES[3])
     evidence = _evidence(options, table, facts, graph, thresholds, build)
     stage(STAGES[4])
@@ -109,6 +111,10 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     stage(STAGES[5])
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
+                         root.index if root else None)
+    if vendor:
+        facts.warnings.append(vendor)
     config = build[0] if build else None
     remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
     remedy = _typed_remedy(remedy, facts)
@@ -160,6 +166,21 @@ def _typed_remedy(remedy: Remedy | None, facts: FactSet) -> Remedy | None:
         return replace(op, op_type=kind)
     return replace(remedy, steps=tuple(replace(step, keep=tuple(typed(op) for op in step.keep))
                                        for step in remedy.steps))
+
+
+def _check_something_compared(table: ComparisonTable, network: dict) -> None:
+    """A comparison that judged no tensor, no checksum and no argument gives no verdict: saying
+    "consistent" about nothing would be a lie, so it is an input error (exit 2)."""
+    if network.get("judged_tensors") or network.get("checksums_compared") or network.get("arguments_compared"):
+        return
+    frame = table.frame
+    npu_only = int(frame["npu_only"].fillna(False).sum())
+    golden_only = int(frame["golden_only"].fillna(False).sum())
+    unjudged = int(network.get("unjudged_tensors", 0))
+    raise InputFormatError(
+        f"nothing was compared: none of its {len(frame)} rows pairs a target and a reference tensor with a usable "
+        f"metric ({npu_only} target-only, {golden_only} reference-only, {unjudged} without any metric)",
+        path=table.source)
 
 
 def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None:

@@ -171,7 +171,8 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     root = diagnosis.root_cause
     if root is None:
         lines.append(words["term.verdict"].format(
-            text=words["term.consistent"] if net.get("consistent") else words["term.no_root_cause"]))
+            text=words["term.consistent" if net.get("consistent") else "term.no_root_cause"].format(
+                judged=_judged(net, words))))
     else:
         title = root.title.get(lang, root.title["en"])
         if root.index is not None:
@@ -183,7 +184,8 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(words["term.verdict"].format(text=f"{title} {rating}"))
         lines.append(words["term.evidence"].format(text=root.evidence.get(lang, root.evidence.get("en", ""))))
         lines.append(words["term.fix"].format(
-            text=render_advice(root, lang, preferred_backends(diagnosis.backends)).summary))
+            text=render_advice(root, lang, preferred_backends(diagnosis.backends,
+                                                        bool(net.get("training")))).summary))
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)
@@ -200,3 +202,15 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(words["term.remedy"].format(readme=readme, steps=plural(words, "term.steps", len(remedy.steps)),
                                                  backends=", ".join(remedy.backends)))
     return "\n".join(lines)
+
+
+def _judged(net: dict, words: dict[str, str]) -> str:
+    """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
+    text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
+    if net.get("checksums_compared"):
+        text += words["term.judged_checksums"].format(n=net["checksums_compared"], differ=net.get("checksums_differ", 0))
+    elif net.get("consistent"):
+        text += words["term.judged_within"]
+    if net.get("unjudged_tensors"):
+        text += words["term.unjudged"].format(n=net["unjudged_tensors"])
+    return text

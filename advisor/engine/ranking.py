@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from ..diagnosis import SEVERITY_RANK, Finding
 
+# Root causes the network recovers from: they never lead over another root cause of the same
+# severity, wherever they are. A single-point deviation before an FP16 overflow that does not break
+# the output: the overflow leads (the vendor's msaccucmp advisor reports the overflow first too, since
+# the values after an overflow are unreliable), the harmless deviation follows. docs/vendor-parity.md.
+RECOVERED_KINDS = frozenset({"single_point_deviation"})
+
 
 def rank_key(finding: Finding, priorities: dict[str, int]) -> tuple:
-    # Severity first (an error outranks a warning wherever it is), then the earliest op (the
-    # earliest root cause explains what follows), then the rule's priority (at the same op, the more
-    # specific diagnosis, e.g. an overflow over a generic problem node), then id for stability.
+    # Severity first (an error outranks a warning wherever it is), then what the network does not
+    # recover from, then the earliest op (the earliest root cause explains what follows), then the
+    # rule's priority (at the same op, the more specific diagnosis, e.g. an overflow over a generic
+    # problem node), then id for stability.
     index = finding.index if finding.index is not None else float("inf")
-    return (SEVERITY_RANK[finding.severity], not finding.root_cause, index,
+    return (SEVERITY_RANK[finding.severity], not finding.root_cause, finding.kind in RECOVERED_KINDS, index,
             priorities.get(finding.rule, 100), finding.id)
 
 

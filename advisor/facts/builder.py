@@ -30,6 +30,7 @@ from ..ingest.table import ComparisonTable
 from .catalogs import load_catalog, op_type_of_name
 from .graph_join import MAX_LISTED, GraphJoin, join_graph, narrowing
 from .thresholds import Thresholds
+from .training import TRAINING_OP_FIELDS, decorate_op_fact, judge_roles, mark_training, training_network_fields
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
 INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
@@ -63,9 +64,12 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
                 max_op_facts: int = DEFAULT_MAX_OP_FACTS, graph: Graph | None = None,
                 fusion: FusionReport | None = None) -> FactSet:
     frame = table.frame
-    warnings: list[str] = []
+    warnings: list[str] = list(table.warnings)  # what the reader derived or assumed reaches the report
     rows = _row_flags(frame, thresholds)
+    judge_roles(frame, rows)   # parameters, arguments, counters and checksums are not plain tensors
     ops = _aggregate_ops(frame, rows)
+    mark_training(frame, rows, ops)
+    _mark_tool_flags(frame, rows, ops)
     _mark_inputs(ops, input_nodes, warnings)
     join = join_graph(ops, graph, fusion) if graph is not None else None
     if join is not None:
@@ -84,6 +88,11 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     if join is not None:
         _mark_graph(ops, join)
     network = _network_fact(table, rows, ops, output)
+    network.update(clean_fact(training_network_fields(frame, rows, ops)))
+    network["consistent"] = bool(network["consistent"] and not network["checksums_differ"]
+                                 and not network["differing_parameters"] and not network["differing_arguments"]
+                                 and network["judged_tensors"] + network["checksums_compared"] > 0)
+    network.update(clean_fact(_tool_flag_fields(ops)))
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(_unmatched(frame, ops, join)))
         network.update(clean_fact(join.network_fields()))
@@ -176,7 +185,8 @@ def _mark_inserted_normalization(ops: pd.DataFrame) -> None:
 def _unmatched(frame: pd.DataFrame, ops: pd.DataFrame, join: GraphJoin | None) -> dict[str, Any]:
     """Ops dumped on one side only (every row npu_only, or every row golden_only): counts and names.
     Array work over the rows, then one look-up per unmatched op."""
-    member = frame["op_index"].notna().to_numpy() & ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
+    member = (frame["op_index"].notna().to_numpy() & ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
+              & frame["op_index"].isin(ops.index).fillna(False).to_numpy(dtype=bool))
     if not member.any() or not len(ops):
         return {"unmatched_ops": 0, "npu_only_ops": 0, "golden_only_ops": 0}
     codes = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy()[member])
@@ -344,7 +354,7 @@ def _aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 
     One pass per column over rows grouped by (op, side); a text column is read only at the one
     row per op that holds its first value, never grouped or copied."""
-    op_rows = (~rows["is_net_out"] & rows["op_index"].notna()).to_numpy()
+    op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
     op_code, op_labels = pd.factorize(rows["op_index"].where(op_rows), sort=True)
     groups = _Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
     n_ops = len(op_labels)
@@ -381,6 +391,45 @@ def _aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return ops
 
 
+# msquickcmp's own marks on each row (advisor/ingest/table.py): per op, whether any row carries one.
+TOOL_FLAGS = ("tool_precision_error", "tool_output_node")
+
+
+def _mark_tool_flags(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
+    """``tool_precision_error`` / ``tool_output_node`` per op: True when msquickcmp marked any of its
+    rows, False when it marked none, NA when the comparison has no such marks."""
+    op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
+    position = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy(dtype=np.float64,
+                                                                                 na_value=np.nan)[op_rows])
+    for column in TOOL_FLAGS:
+        flags = frame[column]
+        known = flags.notna().to_numpy(dtype=bool)
+        if not known.any() or not len(ops):
+            ops[column] = pd.array([pd.NA] * len(ops), dtype="boolean")
+            continue
+        marked = np.bincount(position, weights=flags.fillna(False).to_numpy(dtype=bool)[op_rows],
+                             minlength=len(ops)) > 0
+        seen = np.bincount(position, weights=known[op_rows], minlength=len(ops)) > 0
+        ops[column] = pd.arrays.BooleanArray(marked, ~seen)
+
+
+def _tool_flag_fields(ops: pd.DataFrame) -> dict[str, Any]:
+    """The network's view of msquickcmp's marks: absent when the comparison has none."""
+    fields: dict[str, Any] = {}
+    error = ops["tool_precision_error"]
+    if error.notna().any():
+        marked = ops[error.fillna(False).to_numpy(dtype=bool)]
+        fields["tool_precision_error_ops"] = len(marked)
+        if len(marked):
+            fields["tool_first_precision_error_op"] = str(marked["op"].iloc[0])
+            fields["tool_first_precision_error_index"] = int(marked.index[0])
+    output = ops["tool_output_node"]
+    if output.notna().any():
+        names = ops.loc[output.fillna(False).to_numpy(dtype=bool), "op"].astype(str)
+        fields["tool_output_ops"] = ",".join(names.head(MAX_LISTED))
+    return fields
+
+
 def _take(values: pd.api.extensions.ExtensionArray, at: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """``values`` at positions ``at`` (floats, NaN for none: NA), keeping the dtype."""
     return values.take(np.where(np.isnan(at), -1, at).astype(np.int64), allow_fill=True)
@@ -410,8 +459,18 @@ def _mark_inputs(ops: pd.DataFrame, input_nodes: tuple[str, ...], warnings: list
             ops["input_source"] = "first_op"
     ops["is_input"] = is_input.to_numpy(dtype=bool)
     is_data = _lower_isin(ops["op_type"], INPUT_OP_TYPES)
-    # A Data op has no inputs of its own: its output *is* the network input.
-    ops["input_deviates"] = ops["is_input"] & (ops["in_deviates"] | (is_data & ops["out_deviates"]))
+    # A Data op has no inputs of its own: its output *is* the network input. So is the output of any op
+    # the user names as an input, whatever its type (what the user feeds in is what it produces; the
+    # vendor's advisor reads a named input node's own rows the same way).
+    own_output = is_data | (ops["input_source"] == "user")
+    ops["input_deviates"] = ops["is_input"] & (ops["in_deviates"] | (own_output & ops["out_deviates"]))
+    if input_nodes:
+        named = ops[ops["is_input"]]
+        unjudged = named[named[["in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale"]].isna().all(
+            axis=1) & ~named["in_deviates"] & ~named["out_deviates"]]
+        if len(unjudged):
+            warnings.append("--input-nodes found but never judged (no metric on their tensors): "
+                            + ", ".join(str(op) for op in unjudged["op"].head(MAX_LISTED)))
 
 
 def _cells_containing(cells: pd.Series, words: set[str]) -> np.ndarray:
@@ -456,7 +515,9 @@ def _mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None)
     prev_agree = ~prev_out_dev.to_numpy(dtype=bool)
     if graph is not None:
         prev_agree = np.where(by_graph, ~graph["deviates"], prev_agree)
-    ops["inputs_agree"] = np.where(has_inputs, ~ops["in_deviates"], prev_agree)
+    # An op whose parameters or arguments differ does not receive agreeing inputs, whatever its data.
+    ops["inputs_agree"] = (np.where(has_inputs, ~ops["in_deviates"], prev_agree)
+                           & ~ops["param_differs"].to_numpy(dtype=bool) & ~ops["arg_differs"].to_numpy(dtype=bool))
     ops["error_enters"] = out_dev & ops["inputs_agree"]
     # The first disagreement of the whole network shows on an op's *inputs*: it entered in an op the
     # comparison does not cover (a target-only Cast/TransData, an op dumped on one side only).
@@ -727,7 +788,8 @@ OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position
                   "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "entry_confidence", "out_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive", "absorbed",
-                  "downstream_deviating", "inserted_norm_op", "inserted_norm_type")
+                  "downstream_deviating", "inserted_norm_op", "inserted_norm_type",
+                  *TOOL_FLAGS)
 
 
 GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused", "narrowing_cast", "cast_from",
@@ -739,8 +801,9 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
     primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
     if graph:
         primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
-    notable = primary | ops["error_enters"] | ops["hidden_entry"]
-    fields = list(OP_FACT_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
+    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
+    notable = primary | ops["error_enters"] | ops["hidden_entry"] | _first_marked(ops)
+    fields = list(OP_FACT_FIELDS) + list(TRAINING_OP_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
     chosen = ops[notable]
     if len(chosen) > limit:
         # Keep every primary op, then the earliest entry points: the earliest cause leads anyway.
@@ -755,8 +818,18 @@ def _op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: 
         if op["overflow_enters"]:
             fact["keep_fp32"] = ",".join(_keep_fp32(ops, int(op["position"])))
         fact["output_deviates"] = network["output_deviates"]
+        decorate_op_fact(fact, network)
         facts.append(clean_fact(fact))
     return facts
+
+
+def _first_marked(ops: pd.DataFrame) -> np.ndarray:
+    """The first op msquickcmp marks IsPrecisionError: its own verdict, for rules to weigh."""
+    marked = ops["tool_precision_error"].fillna(False).to_numpy(dtype=bool)
+    first = np.zeros(len(ops), dtype=bool)
+    if marked.any():
+        first[int(np.argmax(marked))] = True
+    return first
 
 
 def _summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, op_facts: list[dict[str, Any]]) -> None:

@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import codecs
 import csv
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 from advisor.errors import InputFormatError, UsageError
-from advisor.ingest import msaccucmp, msprobe_csv
+from advisor.ingest import known_files, msaccucmp, msprobe_csv
+from advisor.ingest.csv_cells import check_column_count
 from advisor.ingest.generic_csv import GenericCsvReader, load_mapping
 from advisor.ingest.msprobe_dump import DumpPairEntry, read_dump_pair
+from advisor.ingest.msprobe_sheets import read_first_diff_json, read_xlsx
 from advisor.ingest.table import ComparisonTable
 
 __all__ = ["ComparisonTable", "Reader", "detect_format", "known_formats", "load_mapping", "read_comparison",
            "read_dump_pair", "register_reader"]
 
 SNIFF_BYTES = 64 * 1024
+MSPROBE_FORMATS = frozenset(r.name for r in msprobe_csv.READERS)
 
 
 class Reader(Protocol):
@@ -69,11 +73,13 @@ def read_comparison(path: str | Path, format: str | None = None,
     if reader is None and format:
         reader = _reader_named(format)
     head, size = _read_head(path)
+    if reader is None or reader.name in MSPROBE_FORMATS:  # a workbook or JSON may hold an msprobe table
+        kind = known_files.kind_of(path, head)
+        if kind == known_files.XLSX:
+            return read_xlsx(path, format)
+        if kind == known_files.FIRST_DIFF_JSON:
+            return read_first_diff_json(path, format)
     encoding = sniff_encoding(path, head, complete=len(head) == size)
-    if reader is None and head.lstrip()[:1] in (b"{", b"["):
-        raise InputFormatError("a JSON file, not a comparison CSV; two msprobe dump.json files are "
-                               "compared as a pair: advisor run --bench BENCH/dump.json --target TARGET/dump.json",
-                               path=path)
     fields = _header_fields(path, head, encoding, size)
     reader = reader or _detect(path, fields)
     try:
@@ -128,13 +134,23 @@ def _not_text(path: Path, why: str = "") -> InputFormatError:
 
 def _header_fields(path: Path, head: bytes, encoding: str, size: int) -> list[str]:
     end = head.find(b"\n")
+    first_bytes = head if end < 0 else head[:end]
+    if re.search(rb"\r[^\r]", first_bytes):
+        # pandas would split the lines and Python's csv module would not: read neither way.
+        raise InputFormatError("lines end in a bare CR (old Mac line endings): save the file with LF or CRLF "
+                               "line endings", path=path, line=1)
     if end < 0 and size > len(head):
         raise InputFormatError(f"the first line is longer than {SNIFF_BYTES // 1024} KiB: "
                                "not a comparison CSV", path=path, line=1)
-    first = (head if end < 0 else head[:end]).decode(encoding, errors="replace").strip()
+    first = first_bytes.decode(encoding, errors="replace").strip()
     if not first:
         raise InputFormatError("the first line is empty, expected a header", path=path, line=1)
-    return [field.strip() for field in next(csv.reader([first]))]
+    try:
+        fields = next(csv.reader([first]), [])
+    except csv.Error as err:
+        raise InputFormatError(f"not a readable CSV header: {err}", path=path, line=1) from None
+    check_column_count(len(fields), path)
+    return [field.strip() for field in fields]
 
 
 def detect_format(header_fields: Sequence[str]) -> str | None:
@@ -152,6 +168,7 @@ def _detect(path: Path, fields: list[str]) -> Reader:
     name = detect_format(fields)
     if name is not None:
         return _READERS[name]
+    known_files.refuse_known_header(path, fields)
     shown = ",".join(fields)
     if len(shown) > 80:
         shown = shown[:77] + "..."

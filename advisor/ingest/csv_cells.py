@@ -10,8 +10,11 @@ words and percentages.
 from __future__ import annotations
 
 import csv
+import io
 import re
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -32,18 +35,20 @@ NO_VALUE: frozenset[str] = frozenset({
 def read_text_cells(path: Path, encoding: str, sep: str = ",") -> tuple[pd.DataFrame, np.ndarray]:
     """Every cell as text (NA where empty), header names stripped, blank rows dropped; and the
     1-based physical line of each row (the header is line 1; quoted newlines are counted)."""
+    names = header_names(read_header(path, encoding, sep))
+    check_first_row(path, encoding, len(names), sep)
     try:
         # No usecols: with it the C parser silently drops the extra fields of a too-long row.
-        raw = pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, dtype=str,
-                          keep_default_na=False, na_values=[""], index_col=False,
-                          skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
+        with strict_parser(path):
+            raw = pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, names=names, dtype=str,
+                              keep_default_na=False, na_values=[""], index_col=False,
+                              skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
     except UnicodeDecodeError:
         raise  # read_comparison retries as GBK
     except pd.errors.EmptyDataError:
         raise InputFormatError("no rows: the file has a header but no comparison rows", path=path) from None
     except pd.errors.ParserError as err:
         raise parser_error(err, path) from None
-    raw.columns = [str(c).strip() for c in raw.columns]
     lines = np.arange(2, 2 + len(raw), dtype=np.int64)
     if _physical_line_count(path) != 1 + len(raw):  # some quoted cell holds a newline
         newlines = np.zeros(len(raw), dtype=np.int64)
@@ -59,6 +64,92 @@ def read_text_cells(path: Path, encoding: str, sep: str = ",") -> tuple[pd.DataF
         raise InputFormatError("no rows: the file has a header but no comparison rows", path=path)
     check_last_row_complete(path, encoding, len(raw.columns), int(lines[-1]), sep=sep)
     return raw, lines
+
+
+# A comparison has a few dozen columns; a header of thousands is not one, and every later step is
+# per column. Messages quote at most this many characters of a cell.
+MAX_COLUMNS = 1024
+MAX_SHOWN_CHARS = 60
+
+
+def shown(value: object) -> str:
+    """``repr`` of a cell for a message, cut to MAX_SHOWN_CHARS: a 50 MB cell stays a short line."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return f"{text[:MAX_SHOWN_CHARS - 3]}... ({len(str(value)):,} characters)"
+
+
+def read_header(path: Path, encoding: str, sep: str = ",") -> list[str]:
+    """The header's fields, stripped, from the first line (read_comparison has checked its size)."""
+    with open(path, encoding=encoding, newline="") as handle:
+        first = handle.readline(MAX_HEADER_CHARS)
+    try:
+        fields = next(csv.reader([first], delimiter=sep), [])
+    except csv.Error as err:
+        raise InputFormatError(f"not a readable CSV header: {err}", path=path, line=1) from None
+    check_column_count(len(fields), path)
+    return [f.strip() for f in fields]
+
+
+MAX_HEADER_CHARS = 1 << 20
+FIRST_ROW_CHARS = 1 << 20
+
+
+def check_first_row(path: Path, encoding: str, n_fields: int, sep: str = ",") -> None:
+    """pandas does not fail a first data row with more fields than the header: it drops the extra
+    fields with a warning, after work quadratic in their number (200,000 fields: 16 s). So the
+    first row is counted here, from at most FIRST_ROW_CHARS of it; later rows fail in pandas, fast."""
+    with open(path, encoding=encoding, newline="", errors="replace") as handle:
+        handle.readline(MAX_HEADER_CHARS)
+        text = handle.read(FIRST_ROW_CHARS)
+    line = 2
+    try:
+        for row in csv.reader(io.StringIO(text), delimiter=sep):
+            if row:
+                break
+            line += 1
+        else:
+            return
+    except csv.Error:
+        return  # pandas reports it with its line
+    if len(row) > n_fields:
+        complete = "" if text.count("\n") else "at least "
+        raise InputFormatError(f"row has {complete}{len(row):,} fields but the header has {n_fields}",
+                               path=path, line=line)
+
+
+@contextmanager
+def strict_parser(path: Path) -> Iterator[None]:
+    """pandas' ParserWarning (fields dropped) as an error: no row is ever silently cut.
+    check_first_row catches the known case first, with a better message."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            yield
+        except pd.errors.ParserWarning as warning:
+            raise InputFormatError(f"not a readable CSV: {str(warning)[:200]}", path=path) from None
+
+
+def check_column_count(count: int, path: Path) -> None:
+    if count > MAX_COLUMNS:
+        raise InputFormatError(f"the header has {count:,} columns, more than the {MAX_COLUMNS:,} a comparison "
+                               "result can have: not a comparison CSV", path=path, line=1)
+
+
+def header_names(fields: list[str]) -> list[str]:
+    """Header fields as pandas names them: a repeated name gets ``.1``, ``.2``... (as ``DataType.1``)."""
+    seen: dict[str, int] = {}
+    names = []
+    for field in fields:
+        name = field
+        while name in seen:
+            seen[field] += 1
+            name = f"{field}.{seen[field]}"
+        seen.setdefault(field, 0)
+        seen[name] = 0
+        names.append(name)
+    return names
 
 
 def _physical_line_count(path: Path) -> int:
@@ -93,11 +184,23 @@ def numbers(cells: pd.Series, header: str, lines: np.ndarray, path: Path, *, per
             no_value: frozenset[str] = NO_VALUE) -> np.ndarray:
     """float64 from text cells: ``no_value`` words -> NaN, ``inf`` kept, ``12.5%`` -> 0.125 when
     ``percent``. Anything else is an error naming the column and the line."""
+    values, words = numbers_and_words(cells, percent=percent, no_value=no_value)
+    if words is not None:
+        row = int(np.flatnonzero(words.notna().to_numpy(dtype=bool))[0])
+        raise InputFormatError(f"bad number {shown(cells.iat[row])} in column {header}", path=path,
+                               line=int(lines[row]))
+    return values
+
+
+def numbers_and_words(cells: pd.Series, *, percent: bool = False,
+                      no_value: frozenset[str] = NO_VALUE) -> tuple[np.ndarray, pd.Series | None]:
+    """As ``numbers``, but a cell that is no number is NaN and returned, stripped, among the words
+    (a string Series, NA elsewhere; None when there are none)."""
     # Fast path: the C parser takes every plain number; only what it leaves as NaN is looked at.
     values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     unsure = np.flatnonzero(np.isnan(values) & cells.notna().to_numpy(dtype=bool))
     if not unsure.size:
-        return values
+        return values, None
     text = text_column(cells.iloc[unsure], ())
     missing = text.isna() | text.isin(list(no_value))
     share = np.zeros(len(text), dtype=bool)
@@ -106,12 +209,13 @@ def numbers(cells: pd.Series, header: str, lines: np.ndarray, path: Path, *, per
         text = text.str.removesuffix("%").str.rstrip(" \t")
     parsed = pd.to_numeric(text.mask(missing), errors="coerce")
     bad = np.flatnonzero((parsed.isna() & ~missing).to_numpy(dtype=bool))
-    if bad.size:
-        row = unsure[bad[0]]
-        raise InputFormatError(f"bad number {cells.iat[row]!r} in column {header}", path=path, line=int(lines[row]))
     found = parsed.to_numpy(dtype="float64", na_value=np.nan)
     values[unsure] = np.where(share, found / 100.0, found)
-    return values
+    if not bad.size:
+        return values, None
+    words = pd.Series(pd.NA, index=cells.index, dtype="string")
+    words.iloc[unsure[bad]] = text_column(cells.iloc[unsure[bad]], ()).to_numpy()
+    return values, words
 
 
 def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:
@@ -124,7 +228,8 @@ def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:
     if match := re.search(r"EOF inside string starting at row (\d+)", text):
         return InputFormatError("quoted field never closed: the file is truncated", path=path,
                                 line=int(match.group(1)) + 1)
-    return InputFormatError(f"not a readable CSV: {text.splitlines()[-1]}", path=path)
+    last = text.splitlines()[-1] if text else "parser error"
+    return InputFormatError(f"not a readable CSV: {last[:200]}", path=path)
 
 
 def check_last_row_complete(path: Path, encoding: str, n_fields: int, line: int, sep: str = ",") -> None:

@@ -2,10 +2,13 @@
 
 msaccucmp writes ``DT_FLOAT16``, msprobe/PyTorch ``torch.float16``, msprobe/MindSpore ``Float16`` /
 ``BFloat16``, numpy ``float16``; the canonical table holds ``float16``, ``bfloat16``, ``float32``,
-``int8``... Unknown names are kept, lowercased.
+``int8``... Unknown names are kept, lowercased. msprobe 26 types a Python scalar argument as its class,
+``<class 'float'>``: that is ``python.float`` (a Python float is 64-bit and no tensor: not ``float32``).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -23,9 +26,14 @@ DTYPE_ALIASES: dict[str, str] = {
 }
 
 
+PYTHON_CLASS = re.compile(r"<class '([\w.]+)'>")
+
+
 def normalise_dtype(value: str) -> str:
     """``DT_FLOAT16`` / ``torch.float16`` / ``Float16`` / ``half`` -> ``float16``; unknown names lowercased."""
     text = value.strip().lower()
+    if match := PYTHON_CLASS.fullmatch(text):
+        return f"python.{match.group(1)}"
     key = next((text[len(p):] for p in DTYPE_PREFIXES if text.startswith(p)), text)
     return DTYPE_ALIASES.get(key, text)
 

@@ -26,10 +26,11 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
-from advisor.ingest.csv_cells import check_last_row_complete, parser_error
+from advisor.ingest.csv_cells import check_first_row, check_last_row_complete, parser_error, read_header, shown
 
 # advisor.graph imports normalise_dtype from here: keep that path working.
 from advisor.ingest.dtypes import normalise_dtype, normalise_dtypes  # noqa: F401
+from advisor.ingest.extra_columns import MSQUICKCMP_FLAGS, typed_extra, user_column_name, yes_no_flags
 from advisor.ingest.table import COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, ComparisonTable, na_array, na_column
 
 CURRENT = "msaccucmp"
@@ -54,6 +55,8 @@ CURRENT_IDENTITY: dict[str, str] = {
     "Index": "op_index", "OpSequence": "op_sequence", "OpType": "op_type", "NPUDump": "op_name",
     "GroundTruth": "golden_ops", "TensorIndex": "tensor_id", "Shape": "shape", "OverFlow": "overflow",
 }
+# Columns msaccucmp fills that a trimmed table may lack: what is derived instead.
+DERIVABLE = ("OpType", "NPUDump", "GroundTruth", "TensorIndex")
 LEGACY_IDENTITY: dict[str, str] = {
     "Index": "op_index", "LeftOp": "op_name", "RightOp": "golden_ops", "TensorIndex": "tensor_id",
 }
@@ -63,6 +66,9 @@ SIDED: dict[str, tuple[str, str]] = {
     "Address": ("npu_address", "golden_address"),
 }
 REASON_HEADER = "CompareFailReason"
+FLAG_ROLES = ("overflow", *MSQUICKCMP_FLAGS.values())
+# A single-op detail file (per-element errors of one tensor) shares NPUDump/GroundTruth with a result.
+DETAIL_MARKERS = frozenset({"AbsoluteError", "RelativeError"})
 
 # What msaccucmp writes for "no value". `*` marks a missing side; in number columns it is just NA.
 FLOAT_NA = ["NaN", "nan", "-nan", "NAN", "*", ""]
@@ -84,12 +90,13 @@ class Layout:
 
     @property
     def float_roles(self) -> list[str]:
-        return [n for n in self.names if n in INTEGER_ROLES or n in self.user_roles
-                or (n in self.metric_roles and n != STD_ROLE)]
+        metrics = set(self.metric_roles) - {STD_ROLE}
+        return [n for n in self.names if n in INTEGER_ROLES or n in metrics]
 
     @property
     def text_roles(self) -> list[str]:
-        return [n for n in self.names if n in self.headers and n not in self.float_roles]
+        floats = set(self.float_roles)  # once: a per-name recomputation made wide headers cubic
+        return [n for n in self.names if n in self.headers and n not in floats]
 
 
 @dataclass(frozen=True)
@@ -105,13 +112,18 @@ class MsaccucmpReader:
 
     def matches(self, header_fields: Sequence[str]) -> bool:
         # Loose on purpose: a file that is clearly msaccucmp but lacks a required column should
-        # hear which column is missing, not that its header is unknown.
-        fields = {f.strip() for f in header_fields}
-        return bool(fields & self.markers) and not fields & self.excluded
+        # hear which column is missing, not that its header is unknown. A trimmed table (the
+        # vendor advisor's: Index and CosineSimilarity) is claimed by Index and a metric.
+        fields = {_header_name(f.strip()) for f in header_fields}
+        if fields & self.excluded:
+            return False
+        trimmed = "NPUDump" in self.identity and "Index" in fields and bool(fields & set(METRIC_HEADERS))
+        return bool(fields & self.markers) or trimmed
 
     def read(self, path: Path, encoding: str) -> ComparisonTable:
         fields = read_header(path, encoding)
         layout = resolve_layout(fields, self.identity, self.required, path)
+        check_first_row(path, encoding, len(fields))
         chunks = ColumnChunks()
         last_line = 0
         for raw, lines in parse_rows(path, encoding, layout):
@@ -124,19 +136,26 @@ class MsaccucmpReader:
         present = [m for m in METRIC_COLUMNS if m in layout.metric_roles]
         if STD_ROLE in layout.metric_roles:
             present += list(STAT_COLUMNS)
-        return ComparisonTable(frame=chunks.frame([*COLUMNS, *layout.user_roles]), source=path,
-                               format=self.name, extra_metrics=list(layout.user_roles),
-                               present_metrics=present)
+        frame = chunks.frame([*COLUMNS, *layout.user_roles])
+        table = ComparisonTable(frame=frame, source=path, format=self.name, present_metrics=present)
+        for role in layout.user_roles:
+            frame[role], is_metric = typed_extra(frame[role])
+            table.extra_columns[role] = layout.headers[role]
+            if is_metric:
+                table.extra_metrics.append(role)
+        if self.name == CURRENT:
+            derive_missing(table, layout)
+        return table
 
 
 READERS: tuple[MsaccucmpReader, ...] = (
     MsaccucmpReader(
         name=CURRENT, identity=CURRENT_IDENTITY,
-        required=("Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex"),
+        required=("Index",),
         expected_header="Index, OpType, NPUDump, DataType, GroundTruth, DataType, TensorIndex, Shape, "
-                        "CosineSimilarity...",
+                        "CosineSimilarity... (at least Index and one metric)",
         markers=frozenset({"NPUDump", "GroundTruth", "TensorIndex"}),
-        excluded=frozenset({"LeftOp", "RightOp"}),
+        excluded=frozenset({"LeftOp", "RightOp"}) | DETAIL_MARKERS,
     ),
     MsaccucmpReader(
         name=LEGACY, identity=LEGACY_IDENTITY,
@@ -149,23 +168,22 @@ READERS: tuple[MsaccucmpReader, ...] = (
 
 # --- header --------------------------------------------------------------------------------------
 
-def read_header(path: Path, encoding: str) -> list[str]:
-    with open(path, encoding=encoding, newline="") as handle:
-        first = handle.readline()
-    return [f.strip() for f in next(csv.reader([first]), [])]
+# Every header name msaccucmp, msquickcmp and their docs print, by its lower-case spelling: the
+# docs write "Overflow", the tool "OverFlow"; a spreadsheet may change the case of any of them.
+KNOWN_HEADERS: dict[str, str] = {name.lower(): name for name in (
+    *CURRENT_IDENTITY, *LEGACY_IDENTITY, *SIDED, *METRIC_HEADERS, REASON_HEADER, *MSQUICKCMP_FLAGS)}
 
 
 def _header_name(text: str) -> str:
-    # A file re-saved by pandas spells the second DataType/Address "DataType.1"/"Address.1".
-    match = re.fullmatch(r"(DataType|Address)\.\d+", text)
-    return match.group(1) if match else text
+    """The header as msaccucmp spells it: any case; a file re-saved by pandas spells the second
+    DataType/Address "DataType.1"/"Address.1"."""
+    match = re.fullmatch(r"(.+?)\.\d+", text)
+    if match and match.group(1).lower() in ("datatype", "address"):
+        text = match.group(1)
+    return KNOWN_HEADERS.get(text.lower(), text)
 
 
-def user_metric_name(header: str) -> str:
-    """``MyMetric`` / ``my metric`` / ``My-Metric`` -> ``user_my_metric``."""
-    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", header)
-    text = re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_").lower()
-    return f"user_{text or 'metric'}"
+user_metric_name = user_column_name  # the name tests and older callers use
 
 
 def resolve_layout(fields: Sequence[str], identity: dict[str, str], required: Sequence[str],
@@ -187,8 +205,10 @@ def resolve_layout(fields: Sequence[str], identity: dict[str, str], required: Se
             layout.metric_roles.append(role)
         elif name == REASON_HEADER:
             role = "compare_fail_reason"
+        elif name in MSQUICKCMP_FLAGS:
+            role = MSQUICKCMP_FLAGS[name]
         elif name and position > identity_end:
-            role = user_metric_name(name)
+            role = user_column_name(name)
             while role in layout.headers:  # two headers that snake_case alike
                 role += "_"
             layout.user_roles.append(role)
@@ -203,9 +223,10 @@ def resolve_layout(fields: Sequence[str], identity: dict[str, str], required: Se
     headers = layout.headers
     missing = [h for h in required if identity[h] not in headers]
     if missing:
+        needs = ", ".join(required) + (", an NPU op name (NPUDump)" if "NPUDump" in identity else "")
         raise InputFormatError(
             f"missing required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
-            f"an msaccucmp result needs {', '.join(required)} and at least one metric column",
+            f"an msaccucmp result needs {needs} and at least one metric column",
             path=path, line=1)
     if not layout.metric_roles:
         raise InputFormatError(
@@ -262,6 +283,8 @@ def _raw_chunks(path: Path, encoding: str, layout: Layout) -> Iterator[pd.DataFr
         raise parser_error(err, path) from None
     except ValueError:  # a number column held text: only now look for where
         raise _locate_bad_number(path, encoding, layout) from None
+    except csv.Error as err:  # the C parser's own messages come as ParserError; this is a safety net
+        raise InputFormatError(f"not a readable CSV: {err}", path=path) from None
 
 
 def _physical_lines(raw: pd.DataFrame, first: int) -> tuple[np.ndarray, int]:
@@ -282,7 +305,8 @@ def _blank_rows(raw: pd.DataFrame) -> np.ndarray:
     blank = np.isnan(raw["op_index"].to_numpy())
     if blank.any():
         for role in ("op_name", "golden_ops", "tensor_id"):
-            blank &= raw[role].isna().to_numpy()
+            if role in raw:
+                blank &= raw[role].isna().to_numpy()
     return blank
 
 
@@ -305,7 +329,7 @@ def _locate_bad_number(path: Path, encoding: str, layout: Layout) -> InputFormat
             if first is not None:
                 row, role = first
                 return InputFormatError(
-                    f"bad number {text[role].iat[row]!r} in column {layout.headers[role]}",
+                    f"bad number {shown(text[role].iat[row])} in column {layout.headers[role]}",
                     path=path, line=int(lines[row]))
     return InputFormatError("a number column holds a value that is not a number", path=path)
 
@@ -319,8 +343,8 @@ def canonical_columns(raw: pd.DataFrame, lines: np.ndarray, layout: Layout,
     columns: dict[str, ColumnArray] = {}
     for role in INTEGER_ROLES:
         columns[role] = _integers(raw, role, layout, path, lines)
-    op_name = raw["op_name"]
-    golden = raw["golden_ops"]
+    op_name = raw["op_name"] if "op_name" in raw else pd.Series(np.nan, index=raw.index, dtype=object)
+    golden = raw["golden_ops"] if "golden_ops" in raw else pd.Series(np.nan, index=raw.index, dtype=object)
     # numpy's == on the object arrays: ten times faster than pandas' on a Series
     names = op_name.to_numpy(dtype=object)
     golden_only = names == "*"
@@ -329,7 +353,7 @@ def canonical_columns(raw: pd.DataFrame, lines: np.ndarray, layout: Layout,
     is_output = op_type.isna()
     if is_output.any():  # only the rows without an op type can be the Node_Output row
         is_output[is_output] = names[is_output] == "Node_Output"
-    io_col, slot = split_tensor_ids(raw["tensor_id"])
+    io_col, slot = split_tensor_ids(raw["tensor_id"]) if "tensor_id" in raw else (_na_text(n), na_array("Int64", n))
     columns.update(
         op_type=op_type,
         op_name=op_name.mask(golden_only).astype("string").array,
@@ -342,7 +366,7 @@ def canonical_columns(raw: pd.DataFrame, lines: np.ndarray, layout: Layout,
         npu_address=_text(raw, "npu_address", n),
         golden_address=_text(raw, "golden_address", n),
         shape=_text(raw, "shape", n),
-        overflow=_overflow(raw["overflow"]) if "overflow" in raw else _na_flags(n),
+        **{role: yes_no_flags(raw[role]) if role in raw else _na_flags(n) for role in FLAG_ROLES},
         is_network_output=pd.array(is_output, dtype="boolean"),
         npu_only=pd.array(npu_only, dtype="boolean"),
         golden_only=pd.array(golden_only, dtype="boolean"),
@@ -414,13 +438,37 @@ def _integers(raw: pd.DataFrame, role: str, layout: Layout, path: Path,
     return pd.array(values, dtype="Int64")
 
 
-def _overflow(values: pd.Series) -> pd.api.extensions.ExtensionArray:
-    codes, uniques = pd.factorize(values)
-    verdicts = {"YES": True, "TRUE": True, "NO": False, "FALSE": False}
-    known = np.array([str(u).strip().upper() in verdicts for u in uniques] + [False])
-    truth = np.array([verdicts.get(str(u).strip().upper(), False) for u in uniques] + [False])
-    # code -1 (NA) indexes the appended "unknown" slot
-    return pd.arrays.BooleanArray(truth[codes], ~known[codes])
+def derive_missing(table: ComparisonTable, layout: Layout) -> None:
+    """What a trimmed table lacks, derived where it can be and said in one warning."""
+    missing = [h for h in DERIVABLE if CURRENT_IDENTITY[h] not in layout.headers]
+    if not missing:
+        return
+    said = []
+    frame = table.frame
+    if "TensorIndex" in missing:
+        # msaccucmp lists an op's tensors together; without TensorIndex nothing tells an input
+        # from an output, so every row is read as an output, numbered in file order.
+        index = frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+        new_op = np.ones(len(index), dtype=bool)
+        new_op[1:] = ~((index[1:] == index[:-1]) | (np.isnan(index[1:]) & np.isnan(index[:-1])))
+        starts = np.flatnonzero(new_op)
+        slot = np.arange(len(index)) - np.repeat(starts, np.diff(np.append(starts, len(index))))
+        frame["io"] = pd.array(np.full(len(index), "output", dtype=object), dtype="string")
+        frame["slot"] = pd.array(slot, dtype="Int64")
+        names = frame["op_name"]
+        frame["tensor_id"] = (names + ":output:" + pd.Series(slot, dtype="string")).where(names.notna())
+        said.append("every row is read as an output of its op, numbered in file order"
+                    + (" (TensorIndex = <NPUDump>:output:<n>)" if "NPUDump" not in missing else ""))
+    if "NPUDump" in missing:
+        # The op is known by its Index only (as the vendor advisor reports it): name it so.
+        frame["op_name"] = ("Index " + frame["op_index"].astype("string")).astype("string")
+        said.append("ops are named by their Index ('Index 7')")
+    if "OpType" in missing:
+        said.append("op types are unknown")
+    if "GroundTruth" in missing:
+        said.append("golden op names are unknown")
+    plural = "s" if len(missing) > 1 else ""
+    table.warnings.append(f"{table.source.name}: no {', '.join(missing)} column{plural}: {'; '.join(said)}")
 
 
 # --- TensorIndex: <op name>:<input|output>:<n> -----------------------------------------------------
@@ -534,6 +582,6 @@ def _split_std_exact(values: pd.Series, lines: np.ndarray, path: Path,
     bad = np.flatnonzero(unparsed.to_numpy(dtype=bool, na_value=False))
     if bad.size:
         raise InputFormatError(
-            f"bad value {text.iat[bad[0]]!r} in column {header}: expected (mean;std),(mean;std)",
+            f"bad value {shown(text.iat[bad[0]])} in column {header}: expected (mean;std),(mean;std)",
             path=path, line=int(lines[bad[0]]))
     return {name: numbers[name].to_numpy(dtype="float64", na_value=np.nan) for name in STAT_COLUMNS}

@@ -29,7 +29,12 @@ Mapping into the canonical table (advisor/ingest/table.py):
 - Derived exactly (listed in ``derived_metrics``): ``relative_euclidean_distance`` = EucDist /
   Bench l2norm where that norm is > 0, and the statistic differences |npu - golden| / |golden| when
   the file did not print them.
-- ``Requires_grad``, ``NPU_Stack_Info``, ``Data_name`` and unknown columns are not kept.
+- Argument rows: msprobe 26 prints the value of a bool or str argument (BatchNorm's ``training``, a
+  loss's ``reduction``) in the statistic columns (``NPU max``... ``Bench l2norm``: ``True``, ``False``,
+  ``mean``). Those words are arguments, not bad numbers: ``npu_arg`` / ``golden_arg`` keep them and
+  every metric and statistic of such a row is NaN.
+- ``Requires_grad``, ``NPU_Stack_Info``, ``Data_name`` and the signed ``... diff`` columns are not kept;
+  columns this reader does not know are kept as ``user_*`` (advisor/ingest/extra_columns.py).
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
-from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, read_text_cells, text_column
+from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, numbers_and_words, read_text_cells, text_column
 from advisor.ingest.derived_metrics import derive_metrics
 from advisor.ingest.dtypes import normalise_dtypes
+from advisor.ingest.extra_columns import typed_extra, user_column_name
 from advisor.ingest.msprobe_names import split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
 
@@ -82,6 +88,14 @@ SUMMARY_PERCENT_HEADERS: dict[str, str] = {
     "MeanRelativeErr": "mean_rel_diff", "NormRelativeErr": "norm_rel_diff",
 }
 VERDICT_BLANK = ("", "N/A")
+# Statistic columns that hold an argument's value on argument rows, per side.
+ARGUMENT_HEADERS: dict[str, tuple[str, ...]] = {
+    "npu_arg": ("NPU max", "NPU min", "NPU mean", "NPU l2norm"),
+    "golden_arg": ("Bench max", "Bench min", "Bench mean", "Bench l2norm"),
+}
+# Known columns deliberately not kept (see the module doc); anything else unknown is kept.
+NOT_KEPT = frozenset({"NPU Requires_grad", "Bench Requires_grad", "Requires_grad Consistent", "NPU_Stack_Info",
+                      "Data_name", "Max diff", "Min diff", "Mean diff", "L2norm diff"})
 METRIC_HEADERS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
                   "Five Thousandths Err Ratio")
 
@@ -104,6 +118,12 @@ class MsprobeReader:
 
     def read(self, path: Path, encoding: str) -> ComparisonTable:
         cells, lines = read_text_cells(path, encoding)
+        return self.read_cells(cells, lines, path)
+
+    def read_cells(self, cells: pd.DataFrame, lines: np.ndarray, path: Path) -> ComparisonTable:
+        """The canonical table of text cells (NA where empty) with the source line of each row."""
+        if cells.empty:
+            raise InputFormatError("no rows: the file has a header but no comparison rows", path=path)
         missing = [h for h in (*NAME_HEADERS, *self.required) if h not in cells.columns]
         if missing:
             raise InputFormatError(
@@ -138,15 +158,30 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     columns: dict[str, object] = {}
     present: set[str] = set()
     text = {role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items() if h in cells}
+    words: dict[str, pd.Series] = {}
+    argument_header = {h: side for side, headers in ARGUMENT_HEADERS.items() for h in headers}
     for header, role in NUMBER_HEADERS.items():
         if header in cells and not (summary and header in SUMMARY_PERCENT_HEADERS):
-            columns[role] = numbers(cells[header], header, lines, path)
+            if header in argument_header:
+                columns[role], found = numbers_and_words(cells[header])
+                side = argument_header[header]
+                if found is not None:
+                    words[side] = found if side not in words else words[side].fillna(found)
+            else:
+                columns[role] = numbers(cells[header], header, lines, path)
             present.add(role)
     if summary:
         for header, role in SUMMARY_PERCENT_HEADERS.items():
             if header in cells:
                 columns[role] = numbers(cells[header], header, lines, path, percent=True)
                 present.add(role)
+    arguments = np.zeros(n, dtype=bool)
+    for side, found in words.items():
+        columns[side] = found.array
+        arguments |= found.notna().to_numpy(dtype=bool)
+    if arguments.any():  # an argument row has no statistics and no metrics
+        for role in present:
+            columns[role] = np.where(arguments, np.nan, columns[role])
     derived = derive_metrics(columns, present)
 
     identity = _identity(text, n)
@@ -169,8 +204,24 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     frame = pd.DataFrame({name: columns[name] if name in columns else na_column(name, n) for name in COLUMNS},
                          copy=False)
     order = [m for m in FLOAT_COLUMNS if m in present]
-    return ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
-                           derived_metrics=[m for m in order if m in derived])
+    table = ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
+                            derived_metrics=[m for m in order if m in derived])
+    _keep_unknown(cells, table)
+    return table
+
+
+def _keep_unknown(cells: pd.DataFrame, table: ComparisonTable) -> None:
+    known = {*TEXT_HEADERS, *VERDICT_HEADERS, *NUMBER_HEADERS, *SUMMARY_PERCENT_HEADERS, *NOT_KEPT}
+    for header in cells.columns:
+        if header in known or not header:
+            continue
+        name = user_column_name(header)
+        while name in table.frame.columns:  # two headers that snake_case alike
+            name += "_"
+        table.frame[name], is_metric = typed_extra(cells[header])
+        table.extra_columns[name] = header
+        if is_metric:
+            table.extra_metrics.append(name)
 
 
 def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:

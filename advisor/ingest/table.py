@@ -32,6 +32,14 @@ flags
     shape_mismatch  boolean  both sides exist but their shapes differ (msprobe ``shape unmatched``, or the two
                             printed shapes differ); NA when the source gives one shape only (msaccucmp)
     md5_match       boolean  MD5 mode: the two tensors' MD5 digests are equal
+    tool_npu_op     boolean  msquickcmp's own marks (``IsNpuOps``, ``IsOutputNode``, ``IsPrecisionError``, YES/NO,
+    tool_output_node boolean  appended to every msit result_*.csv): the op exists only on the NPU, the tensor is
+    tool_precision_error boolean  a network output, the row fails msquickcmp's thresholds. NA when absent.
+arguments (msprobe)
+    npu_arg         string  the value of a non-tensor argument (bool, str) as msprobe prints it in its statistic
+    golden_arg      string  columns (``True``, ``False``, ``mean``): BatchNorm's ``training``, a loss's
+                            ``reduction``. Such a row has no statistics and no metrics (all NaN); numeric
+                            arguments (``eps``) are statistics as printed. NA for tensors.
 metrics (float64; NaN when absent or not computable; inf kept)
     cosine, max_abs_error, accumulated_relative_error, relative_euclidean_distance, kl_divergence,
     mean_absolute_error, root_mean_square_error, max_relative_error, mean_relative_error
@@ -51,8 +59,12 @@ provenance
     compare_fail_reason string  (msprobe ``Err_message``)
     source_line     int64   1-based line of the row in the source file (the header is line 1)
 
-User-defined metric columns that follow the known ones are kept as float64 columns named
-``user_<snake_case name>`` and listed in ``ComparisonTable.extra_metrics``. ``present_metrics`` lists
+Columns a reader does not know are kept, named ``user_<snake_case name>`` and typed by what they hold
+(advisor/ingest/extra_columns.py): all numbers -> float64, listed in ``ComparisonTable.extra_metrics``
+(user-defined metrics); all yes/no words (YES/NO, True/False) -> boolean; else string.
+``ComparisonTable.extra_columns`` maps each to its header as written. ``ComparisonTable.warnings``
+says what a reader derived or assumed (e.g. a trimmed msaccucmp table without TensorIndex); the run
+report shows them. ``present_metrics`` lists
 the metric and statistic columns the source filled, ``derived_metrics`` those of them computed exactly
 from other values of the source (e.g. msprobe's relative Euclidean distance = EucDist / Bench l2norm).
 """
@@ -89,7 +101,11 @@ FLAG_COLUMNS: dict[str, str] = {
     "golden_only": "boolean",
     "shape_mismatch": "boolean",
     "md5_match": "boolean",
+    "tool_npu_op": "boolean",
+    "tool_output_node": "boolean",
+    "tool_precision_error": "boolean",
 }
+ARGUMENT_COLUMNS: dict[str, str] = {"npu_arg": "string", "golden_arg": "string"}
 METRIC_COLUMNS: tuple[str, ...] = (
     "cosine",
     "max_abs_error",
@@ -115,6 +131,7 @@ COLUMNS: dict[str, str] = {
     **IDENTITY_COLUMNS,
     **FLAG_COLUMNS,
     **{name: "float64" for name in FLOAT_COLUMNS},
+    **ARGUMENT_COLUMNS,
     **PROVENANCE_COLUMNS,
 }
 
@@ -129,6 +146,8 @@ class ComparisonTable:
     extra_metrics: list[str] = field(default_factory=list)
     present_metrics: list[str] = field(default_factory=list)  # metrics the source really had
     derived_metrics: list[str] = field(default_factory=list)  # of those, computed from other values
+    extra_columns: dict[str, str] = field(default_factory=dict)  # kept unknown column -> header as written
+    warnings: list[str] = field(default_factory=list)         # what the reader derived or assumed
 
     def __len__(self) -> int:
         return len(self.frame)

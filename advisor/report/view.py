@@ -47,7 +47,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     labels = labels_for(lang)
     ranked = _ranked(diagnosis)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
-    prefer = preferred_backends(diagnosis.backends)
+    prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
     views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer) for f in ranked}
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)

@@ -15,11 +15,17 @@ MSPROBE_COLUMNS = {
     "max_rel_diff": "float64", "min_rel_diff": "float64", "mean_rel_diff": "float64", "norm_rel_diff": "float64",
     "verdict": "string",
 }
+# Brought by msprobe 26 (argument values) and msquickcmp (its own marks, appended to every result).
+ARGUMENT_AND_TOOL_COLUMNS = {
+    "npu_arg": "string", "golden_arg": "string",
+    "tool_npu_op": "boolean", "tool_output_node": "boolean", "tool_precision_error": "boolean",
+}
 
 
 def test_the_schema_lists_the_msprobe_columns_with_their_dtypes():
     assert {name: COLUMNS[name] for name in MSPROBE_COLUMNS} == MSPROBE_COLUMNS
-    assert len(COLUMNS) == 50
+    assert {name: COLUMNS[name] for name in ARGUMENT_AND_TOOL_COLUMNS} == ARGUMENT_AND_TOOL_COLUMNS
+    assert len(COLUMNS) == 55
 
 
 def test_msaccucmp_tables_carry_the_msprobe_columns_as_na(write_result):

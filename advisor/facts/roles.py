@@ -1,0 +1,168 @@
+"""The role of each compared tensor: what a training comparison's rows are, not only where they sit.
+
+msprobe lists, for every API call, its positional inputs in order: the data it computes on, but also
+the layer's parameters (``Functional.conv2d.0.forward.input.1`` is the conv weight), its buffers
+(BatchNorm's running mean) and its settings (``eps``, ``training``). A difference in each means
+something else: different data is an input mismatch, a different weight means the two runs hold
+different weights, a different argument is a different computation, a buffer counter
+(``num_batches_tracked.add_(1)``) is state and never a cause. Which slot is what comes from
+``knowledge/training/tensor_roles.yaml``, worked out once per distinct (API, slot) pair, never per row.
+
+Roles: ``data`` (an input the op computes on), ``output``, ``parameter``, ``buffer``, ``argument``,
+``counter`` (every row of an in-place integer counter update), ``gradient`` (backward-pass rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import KnowledgeError
+from ..resources import data_dir
+from ..yamlfile import load_yaml
+
+ROLES = ("data", "output", "parameter", "buffer", "argument", "counter", "gradient")
+# Roles whose rows are tensors judged by the thresholds (a parameter or buffer is judged too, more
+# strictly: see RoleCatalog.tolerance).
+TENSOR_ROLES = frozenset({"data", "output", "parameter", "buffer", "gradient"})
+STATE_ROLES = frozenset({"parameter", "buffer"})
+STATISTICS = ("norm", "max", "min", "mean")
+
+
+@dataclass(frozen=True)
+class RoleCatalog:
+    slots: dict[tuple[str, int], tuple[str, str]]    # (api, slot) -> (role, name)
+    counter_apis: frozenset[str]
+    counter_dtypes: frozenset[str]
+    counter_shape: str
+    tolerance: float                                  # relative difference that makes state "differ"
+
+
+@cache
+def load_roles() -> RoleCatalog:
+    path = data_dir("knowledge") / "training" / "tensor_roles.yaml"
+    raw = load_yaml(path, KnowledgeError)
+    if not isinstance(raw, dict) or not isinstance(raw.get("apis"), dict):
+        raise KnowledgeError("expected 'apis: {API: {slot: [role, name]}}'", path=path)
+    slots: dict[tuple[str, int], tuple[str, str]] = {}
+    for api, table in raw["apis"].items():
+        if not isinstance(table, dict):
+            raise KnowledgeError("expected {slot: [role, name]}", path=path, field=f"apis.{api}")
+        for slot, entry in table.items():
+            if (not isinstance(entry, list) or len(entry) != 2 or entry[0] not in ROLES
+                    or not isinstance(slot, int)):
+                raise KnowledgeError(f"expected <slot>: [role, name] with a role among {', '.join(ROLES)}",
+                                     path=path, field=f"apis.{api}.{slot}")
+            slots[(str(api), slot)] = (str(entry[0]), str(entry[1]))
+    counters = raw.get("counters") or {}
+    return RoleCatalog(slots=slots, counter_apis=frozenset(map(str, counters.get("apis", ()))),
+                       counter_dtypes=frozenset(map(str, counters.get("dtypes", ()))),
+                       counter_shape=str(counters.get("shape", "[]")).replace(" ", ""),
+                       tolerance=float(raw.get("state_tolerance", 1e-6)))
+
+
+def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per row: ``role`` (one of ROLES) and ``role_name`` (``weight``, ``eps``...; NA when unnamed)."""
+    catalog = load_roles()
+    n = len(frame)
+    io = frame["io"].astype(object).to_numpy()
+    role = np.where(io == "output", "output", "data").astype(object)
+    name = np.full(n, None, dtype=object)
+    # Known slots: one dictionary look-up per distinct (API, slot) pair.
+    inputs = (io == "input") & frame["slot"].notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
+        dtype=bool)
+    if inputs.any() and catalog.slots:
+        keys = frame["op_type"].astype(object).where(inputs, "") + "#" + frame["slot"].astype("string").fillna("")
+        codes, distinct = pd.factorize(keys)
+        looked_up = [catalog.slots.get(_split_key(k)) for k in distinct]
+        known = np.array([e is not None for e in looked_up], dtype=bool)
+        if known.any():
+            hit = inputs & (codes >= 0) & known[np.maximum(codes, 0)]
+            role[hit] = np.array([e[0] if e else None for e in looked_up], dtype=object)[codes[hit]]
+            name[hit] = np.array([e[1] if e else None for e in looked_up], dtype=object)[codes[hit]]
+    role[np.isin(io, ["parameter"])] = "parameter"
+    # A value that is not a tensor (msprobe prints its Python type as the dtype) is an argument.
+    not_tensor = _python_type(frame["npu_dtype"]) | _python_type(frame["golden_dtype"])
+    if "npu_arg" in frame:
+        not_tensor |= (frame["npu_arg"].notna() | frame["golden_arg"].notna()).to_numpy(dtype=bool)
+    role[not_tensor & (role != "parameter")] = "argument"
+    role[_counter_ops(frame, catalog)] = "counter"
+    backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool) | np.isin(io, ["parameter_grad"])
+    role[backward & (role != "argument")] = "gradient"
+    return pd.DataFrame({"role": pd.Categorical(role, categories=ROLES),
+                         "role_name": pd.array(name, dtype="string")}, index=frame.index)
+
+
+def _split_key(key: str) -> tuple[str, int]:
+    api, _, slot = key.rpartition("#")
+    return api, int(slot) if slot.isdigit() else -1
+
+
+def _python_type(dtypes: pd.Series) -> np.ndarray:
+    codes, distinct = pd.factorize(dtypes)
+    hits = np.array([str(d).startswith("<class ") for d in distinct] + [False], dtype=bool)
+    return hits[codes]
+
+
+def _counter_ops(frame: pd.DataFrame, catalog: RoleCatalog) -> np.ndarray:
+    """Every row of an op whose first input is an integer scalar updated by a counter API."""
+    if not catalog.counter_apis:
+        return np.zeros(len(frame), dtype=bool)
+    first_input = ((frame["io"] == "input") & (frame["slot"] == 0)).fillna(False).to_numpy(dtype=bool)
+    candidate = (first_input & frame["op_type"].isin(catalog.counter_apis).fillna(False).to_numpy(dtype=bool)
+                 & frame["npu_dtype"].fillna(frame["golden_dtype"]).isin(catalog.counter_dtypes).fillna(False)
+                 .to_numpy(dtype=bool))
+    if not candidate.any():
+        return np.zeros(len(frame), dtype=bool)
+    shape = frame["shape"].fillna(frame["golden_shape"]).astype(object).to_numpy()
+    candidate &= _shape_is(shape, candidate, catalog.counter_shape)
+    counters = set(frame["op_index"].to_numpy()[candidate].tolist())
+    return frame["op_index"].isin(counters).fillna(False).to_numpy(dtype=bool)
+
+
+def _shape_is(shape: np.ndarray, where: np.ndarray, wanted: str) -> np.ndarray:
+    out = np.zeros(len(shape), dtype=bool)
+    for position in np.flatnonzero(where):
+        out[position] = str(shape[position]).replace(" ", "") == wanted
+    return out
+
+
+def state_difference(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the largest relative difference among the printed statistics (norm, max, min, mean;
+    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is.
+    NaN where no statistic is printed on both sides."""
+    n = len(frame)
+    worst = np.full(n, np.nan)
+    which = np.full(n, None, dtype=object)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for stat in STATISTICS:
+            npu = frame[f"npu_{stat}"].to_numpy(dtype=float)
+            golden = frame[f"golden_{stat}"].to_numpy(dtype=float)
+            diff = np.abs(npu - golden)
+            rel = np.where(golden != 0, diff / np.abs(golden), np.where(diff > 0, 1.0, 0.0))
+            better = np.isfinite(rel) & ~(rel <= worst)   # NaN worst: any finite value wins
+            worst = np.where(better, rel, worst)
+            which = np.where(better, stat, which)
+    return worst, which
+
+
+def argument_values(frame: pd.DataFrame, at: np.ndarray) -> tuple[list[Any], list[Any]]:
+    """The two printed values of the argument rows ``at`` (positions): the text form when the
+    reader kept one (``True``, ``mean``), else the printed maximum (a number's value)."""
+    def side(prefix: str) -> list[Any]:
+        numbers = frame[f"{prefix}_max"].to_numpy(dtype=float)[at]
+        if f"{prefix}_arg" in frame:
+            texts = frame[f"{prefix}_arg"].astype(object).to_numpy()[at]
+        else:
+            texts = np.full(len(at), None, dtype=object)
+        return [t if isinstance(t, str) else (_number(v) if np.isfinite(v) else None)
+                for t, v in zip(texts, numbers, strict=True)]
+    return side("npu"), side("golden")
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() and abs(value) < 1e15 else float(value)

@@ -1,0 +1,249 @@
+"""Training-comparison facts: which rows are judged, which parameters, arguments and checksums differ.
+
+Three questions the thresholds alone answer wrongly on a training comparison (msprobe):
+
+* **Was the tensor judged at all?** A row without a metric (reference all zeros, shapes that differ,
+  no statistics) is not "within thresholds": it is counted and listed apart (``judged`` /
+  ``unjudged_reason``), and a comparison that judged nothing is not a verdict.
+* **What differs at an op's inputs?** The data it computes on (``in_*``, from ``data`` rows only),
+  its parameters and buffers (``param_*``: the runs hold different weights) or its arguments
+  (``arg_*``: the call itself differs). Buffer counters are never judged.
+* **Where do the bits start to differ?** In MD5/CRC mode the first op in execution order with a
+  differing checksum (``bits_*``), and whether its two sides even have the same dtype.
+
+Everything here is measured; the rules in ``rules/core/training`` decide what it means.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .roles import STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
+
+MAX_LISTED = 10
+AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / out_* summaries are made of
+
+
+def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
+    """Add the role columns to ``rows`` and re-judge the rows that are not plain tensors."""
+    tolerance = load_roles().tolerance
+    roles = tensor_roles(frame)
+    role = roles["role"].astype(object).to_numpy()
+    comparable = rows["comparable"].to_numpy(dtype=bool)
+    md5 = frame["md5_match"]
+    has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
+    bits_differ = has_md5 & ~md5.fillna(True).to_numpy(dtype=bool)
+    rel, stat = state_difference(frame)
+    state = np.isin(role, list(STATE_ROLES))
+    argument = role == "argument"
+    counter = role == "counter"
+    with np.errstate(invalid="ignore"):
+        changed = (rel > tolerance) | bits_differ
+    if "npu_arg" in frame:
+        npu_text, golden_text = frame["npu_arg"], frame["golden_arg"]
+        changed |= (npu_text.notna() & golden_text.notna() & (npu_text != golden_text)).fillna(False).to_numpy(
+            dtype=bool)
+    state_differs = comparable & state & changed
+    deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
+    rows["deviates"] = deviates | state_differs
+    rows["role"] = roles["role"].to_numpy()
+    rows["role_name"] = roles["role_name"].to_numpy()
+    rows["state_differs"] = state_differs
+    rows["arg_differs"] = comparable & argument & changed
+    rows["arg_compared"] = comparable & argument & (np.isfinite(rel) | has_md5)
+    rows["bits_differ"] = bits_differ
+    rows["has_checksum"] = has_md5
+    rows["state_rel"] = rel
+    rows["state_stat"] = stat
+    tensor = np.isin(role, list(TENSOR_ROLES))
+    measured = (np.isfinite(rows["cos"].to_numpy()) | np.isfinite(rows["red"].to_numpy())
+                | np.isfinite(rows["scale"].to_numpy()) | rows["nonfinite"].to_numpy(dtype=bool)
+                | rows["deviates"].to_numpy(dtype=bool) | (rel == 0) | has_md5)
+    judged = comparable & tensor & measured
+    rows["judged"] = judged
+    rows["unjudged_reason"] = _unjudged_reasons(frame, comparable & tensor & ~judged)
+    rows["aggregated"] = np.isin(role, AGGREGATED_ROLES)
+
+
+def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> np.ndarray:
+    reason = np.full(len(frame), None, dtype=object)
+    if not unjudged.any():
+        return reason
+    shapes = frame["shape_mismatch"].fillna(False).to_numpy(dtype=bool)
+    zero = ((frame["golden_norm"] == 0) | ((frame["golden_max"] == 0) & (frame["golden_min"] == 0))
+            | ((frame["golden_mean"] == 0) & (frame["golden_std"] == 0))).fillna(False).to_numpy(dtype=bool)
+    reason[unjudged] = "no metric or statistics"
+    reason[unjudged & zero] = "reference all zeros"
+    reason[unjudged & shapes] = "shapes differ"
+    return reason
+
+
+def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
+    """Per op: its differing parameters/buffers at the start of the comparison, its differing
+    arguments, and whether it is the first op whose bits differ."""
+    n = len(ops)
+    position = _op_positions(frame, ops)
+    in_ops = position >= 0
+    backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
+    start = np.arange(len(frame)) < (int(np.argmax(backward)) if backward.any() else len(frame))
+    tensor_ids = frame["tensor_id"].astype(object).to_numpy()
+    role_names = rows["role_name"].astype(object).to_numpy()
+    slots = frame["slot"].astype(object).to_numpy()
+
+    def label(at: int) -> str:
+        name = role_names[at]
+        return str(name) if isinstance(name, str) else (f"input {slots[at]}" if pd.notna(slots[at]) else "value")
+
+    # Parameters and buffers that differ before the first backward row: the weights the runs start from.
+    state = np.flatnonzero(rows["state_differs"].to_numpy(dtype=bool) & start & in_ops)
+    _per_op(ops, "param", n)
+    rel = rows["state_rel"].to_numpy()
+    stat = rows["state_stat"].to_numpy()
+    role = rows["role"].astype(object).to_numpy()
+    for at in _worst_per_op(state, position, rel):
+        p = position[at]
+        statistic = stat[at] if isinstance(stat[at], str) else "md5"
+        npu, golden = (frame[f"npu_{statistic}"].iloc[at], frame[f"golden_{statistic}"].iloc[at]) \
+            if statistic != "md5" else (None, None)
+        _set(ops, p, param_differs=True, param_tensor=tensor_ids[at], param_name=label(at), param_role=role[at],
+             param_stat=statistic, param_npu=npu, param_golden=golden,
+             param_rel_diff=rel[at] if np.isfinite(rel[at]) else None,
+             params_differing=int((position[state] == p).sum()))
+    ops["param_first"] = False
+    if len(state):
+        ops.iloc[int(position[state].min()), ops.columns.get_loc("param_first")] = True
+    # Arguments (scalars, bools, strings) whose two values differ.
+    args = np.flatnonzero(rows["arg_differs"].to_numpy(dtype=bool) & in_ops)
+    _per_op(ops, "arg", n)
+    if len(args):
+        npu_values, golden_values = argument_values(frame, args)
+        seen: set[int] = set()
+        for at, npu, golden in zip(args, npu_values, golden_values, strict=True):
+            if position[at] in seen:
+                continue
+            seen.add(position[at])
+            _set(ops, position[at], arg_differs=True, arg_tensor=tensor_ids[at], arg_name=label(at),
+                 arg_npu=_text(npu), arg_golden=_text(golden),
+                 args_differing=int((position[args] == position[at]).sum()))
+    # MD5 / CRC mode: the first op (execution order) whose data, output or gradient bits differ.
+    bits = np.flatnonzero(rows["bits_differ"].to_numpy(dtype=bool) & rows["aggregated"].to_numpy(dtype=bool)
+                          & in_ops)
+    _per_op(ops, "bits", n)
+    ops["bits_first"] = False
+    if len(bits):
+        first_op = int(position[bits].min())
+        at = int(bits[position[bits] == first_op][0])
+        npu_dtype, golden_dtype = frame["npu_dtype"].iloc[at], frame["golden_dtype"].iloc[at]
+        _set(ops, first_op, bits_first=True, bits_tensor=tensor_ids[at], bits_role=role[at],
+             bits_npu_dtype=npu_dtype if pd.notna(npu_dtype) else None,
+             bits_golden_dtype=golden_dtype if pd.notna(golden_dtype) else None,
+             bits_dtype_changed=bool(pd.notna(npu_dtype) and pd.notna(golden_dtype) and npu_dtype != golden_dtype))
+    ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
+    ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
+
+
+def _op_positions(frame: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """Per row, the position of its op in ``ops`` (-1: not an op there)."""
+    index = ops.index.to_numpy()
+    keys = frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+    at = np.searchsorted(index, np.nan_to_num(keys, nan=-1))
+    at = np.minimum(at, max(len(index) - 1, 0))
+    found = len(index) > 0
+    hit = found & np.isfinite(keys) & (index[at] == keys) if found else np.zeros(len(keys), dtype=bool)
+    return np.where(hit, at, -1)
+
+
+def _worst_per_op(candidates: np.ndarray, position: np.ndarray, rel: np.ndarray) -> list[int]:
+    best: dict[int, int] = {}
+    for at in candidates:
+        p = position[at]
+        if p not in best or (np.nan_to_num(rel[at], nan=np.inf) > np.nan_to_num(rel[best[p]], nan=np.inf)):
+            best[p] = int(at)
+    return list(best.values())
+
+
+PER_OP_FIELDS = {
+    "param": ("param_differs", "param_tensor", "param_name", "param_role", "param_stat", "param_npu",
+              "param_golden", "param_rel_diff", "params_differing"),
+    "arg": ("arg_differs", "arg_tensor", "arg_name", "arg_npu", "arg_golden", "args_differing"),
+    "bits": ("bits_tensor", "bits_role", "bits_npu_dtype", "bits_golden_dtype", "bits_dtype_changed"),
+}
+
+
+def _per_op(ops: pd.DataFrame, group: str, n: int) -> None:
+    for column in PER_OP_FIELDS[group]:
+        ops[column] = pd.Series([None] * n, index=ops.index, dtype=object)
+
+
+def _set(ops: pd.DataFrame, position: int, **values: Any) -> None:
+    for column, value in values.items():
+        ops.iat[int(position), ops.columns.get_loc(column)] = value
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", *PER_OP_FIELDS["param"],
+                                          *PER_OP_FIELDS["arg"], *PER_OP_FIELDS["bits"])))
+
+
+def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> dict[str, Any]:
+    """Counts for the network fact: judged and unjudged tensors (listed), differing parameters and
+    arguments, checksums; and whether this is a training comparison."""
+    role = rows["role"].astype(object).to_numpy()
+    judged = rows["judged"].to_numpy(dtype=bool)
+    reasons = rows["unjudged_reason"].to_numpy()
+    unjudged = np.flatnonzero(pd.notna(reasons))
+    names = frame["tensor_id"].fillna(frame["op_name"]).astype(object).to_numpy()
+    fields: dict[str, Any] = {
+        "judged_tensors": int(judged.sum()),
+        "unjudged_tensors": len(unjudged),
+        "training": bool((frame["direction"] == "backward").fillna(False).any()
+                         or np.isin(role, list(STATE_ROLES)).any()),
+        "argument_rows": int((role == "argument").sum()),
+        "arguments_compared": int(rows["arg_compared"].sum()),
+        "differing_arguments": int(rows["arg_differs"].sum()),
+        "counter_rows": int((role == "counter").sum()),
+        "checksums_compared": int(rows["has_checksum"].sum()),
+        "checksums_differ": int(rows["bits_differ"].sum()),
+    }
+    if len(unjudged):
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in unjudged[:MAX_LISTED])
+    state = ops[ops["param_differs"]]
+    fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
+    if len(state):
+        fields["differing_parameter_list"] = "; ".join(
+            _describe_state(row) for _, row in state.head(MAX_LISTED).iterrows())
+    return fields
+
+
+def _describe_state(op: pd.Series) -> str:
+    """``Functional.linear.0.forward.input.1 (weight): norm 4.90 vs 3.27``."""
+    if op["param_stat"] == "md5":
+        values = "checksums differ"
+    else:
+        values = f"{op['param_stat']} {_fmt(op['param_npu'])} vs {_fmt(op['param_golden'])}"
+    return f"{op['param_tensor']} ({op['param_name']}): {values}"
+
+
+def _fmt(value: Any) -> str:
+    try:
+        return f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def decorate_op_fact(fact: dict[str, Any], network: dict[str, Any]) -> None:
+    """The first op whose parameters differ carries the network-wide list (the rule names them all)."""
+    if fact.get("param_first"):
+        fact["differing_parameters"] = network.get("differing_parameters", 0)
+        if "differing_parameter_list" in network:
+            fact["differing_parameter_list"] = network["differing_parameter_list"]
+    if network.get("training"):
+        fact["training"] = True
