@@ -208,7 +208,8 @@ def _judged(net: dict, words: dict[str, str]) -> str:
     """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
     text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
     if net.get("checksums_compared"):
-        text += words["term.judged_checksums"].format(n=net["checksums_compared"], differ=net.get("checksums_differ", 0))
+        text += words["term.judged_checksums"].format(n=net["checksums_compared"],
+                                                      differ=net.get("checksums_differ", 0))
     elif net.get("consistent"):
         text += words["term.judged_within"]
     if net.get("unjudged_tensors"):
