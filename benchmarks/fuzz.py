@@ -41,7 +41,7 @@ EXAMPLE = REPO / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
 SCENARIOS = REPO / "tests" / "data" / "scenarios"
 TIME_BUDGET = 60.0                 # seconds for one advisor command on a seed-sized file
 MEMORY_BUDGET = 2 << 30            # bytes of address space beyond what the parent process already uses
-MAX_LINE = 600                     # characters of the one-line error
+MAX_LINE = 2_500                   # characters of the one-line error
 STORE = ".advisor-reports"
 
 
