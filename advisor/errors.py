@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MAX_MESSAGE = 400         # characters of a message (a hostile file can put megabytes into a name or a cell)
-MAX_PATH = 200
+MAX_MESSAGE = 2_000       # characters of a message (a hostile file can put megabytes into a name or a cell)
+MAX_PATH = 300
 
 
 def bounded(text: str, limit: int) -> str:

@@ -124,7 +124,10 @@ def load_yaml(path: Path, error: type[AdvisorError] = RulePackError) -> Any:
 
 def parse_yaml(text: str, path: Path, error: type[AdvisorError] = RulePackError) -> Any:
     """Parse YAML text read from ``path`` (named in errors), as :func:`load_yaml` does."""
-    loader = _LineLoader(text)
+    try:
+        loader = _LineLoader(text)          # the reader refuses control characters here already
+    except yaml.YAMLError as exc:
+        raise error(f"invalid YAML: {exc}", path=path) from None
     loader.name = str(path)
     loader.error = error
     try:

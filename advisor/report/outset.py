@@ -32,7 +32,6 @@ old ``remedy/`` folder is briefly absent while it becomes a link).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -42,6 +41,11 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ..errors import UsageError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock; two runs into one folder at once are up to the user
+    fcntl = None  # type: ignore[assignment]
 
 STORE = ".advisor-reports"
 CURRENT = "current"
@@ -87,7 +91,8 @@ def _relative(name: str) -> PurePosixPath:
 def _locked(store: Path) -> Iterator[None]:
     fd = os.open(store / "lock", os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)

@@ -13,7 +13,7 @@ import pytest
 from advisor.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-MAX_ERROR_LINE = 600          # characters of the one-line error a user reads
+MAX_ERROR_LINE = 2_500        # characters of the one-line error a user reads
 
 
 @dataclass

@@ -63,7 +63,7 @@ def test_the_oracle_sees_crashes_hangs_long_lines_and_leftovers(tmp_path):
     crash = Outcome("config", 3, "advisor: internal error: RuntimeError: boom\n", 1.0)
     assert check(crash, target, file, out, tmp_path / "b", set()) == [
         "exit 3: advisor: internal error: RuntimeError: boom", "left behind: out/.report.txt.0123abcd.tmp"]
-    long_line = Outcome("config", 2, f"advisor: error: {file}: " + "x" * 1000 + "\n", 1.0)
-    assert check(long_line, target, file, tmp_path / "c", tmp_path / "c", set())[0].startswith("exit 2 with a 10")
+    long_line = Outcome("config", 2, f"advisor: error: {file}: " + "x" * 3000 + "\n", 1.0)
+    assert check(long_line, target, file, tmp_path / "c", tmp_path / "c", set())[0].startswith("exit 2 with a 30")
     unnamed = Outcome("config", 2, "advisor: error: something\n", 1.0)
     assert check(unnamed, target, file, tmp_path / "c", tmp_path / "c", set())[0].startswith("exit 2 without naming")

@@ -100,3 +100,11 @@ def test_a_deeply_nested_manifest(advisor, tmp_path):
     manifest.write_text(f"jobs:\n  - name: a\n    input: {EXAMPLE}\n    x: " + "[" * 400 + "]" * 400 + "\n",
                         encoding="utf-8")
     advisor("batch", manifest, "-o", tmp_path / "out").one_line_error(str(manifest))
+
+
+def test_control_characters_in_a_manifest_are_one_line(advisor, tmp_path):
+    """Found by the fuzz harness: PyYAML refuses them when the loader is made, outside the old try (exit 3)."""
+    manifest = tmp_path / "batch.yaml"
+    manifest.write_text(f"jobs:\n  - name: a\x02\n    input: {EXAMPLE}\n", encoding="utf-8")
+    line = advisor("batch", manifest, "-o", tmp_path / "out").one_line_error(str(manifest))
+    assert "unacceptable character" in line
