@@ -82,7 +82,8 @@ SCENARIO_EXTRAS = ("needs the scenario extras: pip install \".[scenarios]\" && p
 
 def scenario_extras_installed() -> bool:
     import importlib.util
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "facenet_pytorch", "torchcrepe"))
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "onnxruntime", "facenet_pytorch",
+                                                                           "torchcrepe"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

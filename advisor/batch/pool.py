@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
+from pathlib import Path
 
 from .records import JobOutcome, failed
 from .worker import JobTask, run_job, watch_parent
@@ -51,24 +52,29 @@ def new_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def _start_forkserver() -> None:
-    """Start the fork server, if it is not running yet, without the current folder on its sys.path.
+    """Start the fork server, if it is not running yet, so that it preloads the advisor this process runs.
 
     Python starts the server as ``python -c ...``, which puts the current folder first on sys.path
     (and 3.11/3.12 ignore the sys.path the parent hands over). Started inside a source checkout, the
     server would preload that checkout's ``advisor`` package, and every worker forked from it would
     analyse with the checkout's code and ``rules/`` instead of the installed ones, their pack digests
-    matching nothing the parent hashed. PYTHONSAFEPATH (Python >= 3.11) keeps the folder out; it is
-    set only while the server starts. Workers still get the parent's sys.path when they start.
+    matching nothing this process hashed. So the server starts with PYTHONSAFEPATH (the current folder
+    left out) and the folder this process imported advisor from first on PYTHONPATH; both only while
+    it starts. Workers still get this process's sys.path when they start.
     """
-    saved = os.environ.get("PYTHONSAFEPATH")
-    os.environ["PYTHONSAFEPATH"] = "1"
+    package_home = str(Path(__file__).resolve().parents[2])       # the folder holding advisor/
+    wanted = {"PYTHONSAFEPATH": "1",
+              "PYTHONPATH": os.pathsep.join(p for p in (package_home, os.environ.get("PYTHONPATH")) if p)}
+    saved = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
     try:
         forkserver.ensure_running()
     finally:
-        if saved is None:
-            del os.environ["PYTHONSAFEPATH"]
-        else:
-            os.environ["PYTHONSAFEPATH"] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def execute(tasks: Iterable[JobTask], workers: int, runner: JobRunner = run_job) -> Iterator[JobOutcome]:

@@ -326,10 +326,11 @@ def test_the_tensorrt_snippet_constrains_the_named_layers(tmp_path, monkeypatch)
     assert (layers[1].precision, layers[1].output_types) == (None, {})
 
 
+@pytest.mark.scenarios
 def test_the_onnxruntime_snippet_quantises_all_but_the_excluded_node(tmp_path) -> None:
-    onnx = pytest.importorskip("onnx")
-    np = pytest.importorskip("numpy")
-    quantization = pytest.importorskip("onnxruntime.quantization")
+    import numpy as np
+    import onnx
+    quantization = pytest.importorskip("onnxruntime.quantization", reason=SCENARIO_EXTRAS)
     from onnx import TensorProto, helper, numpy_helper
 
     kept, quantised = HOSTILE[0], "MatMul_2"
