@@ -104,7 +104,8 @@ def _split_key(key: str) -> tuple[str, int]:
 
 def _python_type(dtypes: pd.Series) -> np.ndarray:
     codes, distinct = pd.factorize(dtypes)
-    hits = np.array([str(d).startswith("<class ") for d in distinct] + [False], dtype=bool)
+    # As msprobe prints it (``<class 'float'>``) or as the reader normalises it (``python.float``).
+    hits = np.array([str(d).startswith(("<class ", "python.")) for d in distinct] + [False], dtype=bool)
     return hits[codes]
 
 
