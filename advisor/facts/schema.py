@@ -148,6 +148,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "arg_npu": (STRING, "its value on the target, as printed"),
         "arg_golden": (STRING, "its value on the reference, as printed"),
         "args_differing": (NUMBER, "differing arguments of the op"),
+        "mode_argument": (STRING, "a module whose output depends on a mode it does not dump at level L0 (Dropout: "
+                                  "training), from knowledge/training/tensor_roles.yaml"),
         "bits_first": (BOOL, "MD5/CRC mode: the first op whose data, output or gradient checksum differs"),
         "bits_tensor": (STRING, "that tensor"),
         "bits_role": (STRING, "its role: data, output or gradient"),

@@ -143,6 +143,9 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
              bits_npu_dtype=npu_dtype if pd.notna(npu_dtype) else None,
              bits_golden_dtype=golden_dtype if pd.notna(golden_dtype) else None,
              bits_dtype_changed=bool(pd.notna(npu_dtype) and pd.notna(golden_dtype) and npu_dtype != golden_dtype))
+    # Modules whose output depends on a mode (Dropout's training flag) that level L0 does not dump.
+    modes = load_roles().mode_modules
+    ops["mode_argument"] = ops["op_type"].astype(object).map(lambda t: modes.get(t) if isinstance(t, str) else None)
     ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
     ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
 
@@ -191,7 +194,7 @@ def _text(value: Any) -> str | None:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", *PER_OP_FIELDS["param"],
+TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_argument", *PER_OP_FIELDS["param"],
                                           *PER_OP_FIELDS["arg"], *PER_OP_FIELDS["bits"])))
 
 
