@@ -40,6 +40,7 @@ class RoleCatalog:
     counter_dtypes: frozenset[str]
     counter_shape: str
     tolerance: float                                  # relative difference that makes state "differ"
+    mode_modules: dict[str, str]                      # module op type -> the mode argument it depends on
 
 
 @cache
@@ -62,7 +63,8 @@ def load_roles() -> RoleCatalog:
     return RoleCatalog(slots=slots, counter_apis=frozenset(map(str, counters.get("apis", ()))),
                        counter_dtypes=frozenset(map(str, counters.get("dtypes", ()))),
                        counter_shape=str(counters.get("shape", "[]")).replace(" ", ""),
-                       tolerance=float(raw.get("state_tolerance", 1e-6)))
+                       tolerance=float(raw.get("state_tolerance", 1e-6)),
+                       mode_modules={str(k): str(v) for k, v in (raw.get("mode_modules") or {}).items()})
 
 
 def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
@@ -104,7 +106,8 @@ def _split_key(key: str) -> tuple[str, int]:
 
 def _python_type(dtypes: pd.Series) -> np.ndarray:
     codes, distinct = pd.factorize(dtypes)
-    hits = np.array([str(d).startswith("<class ") for d in distinct] + [False], dtype=bool)
+    # As msprobe prints it (``<class 'float'>``) or as the reader normalises it (``python.float``).
+    hits = np.array([str(d).startswith(("<class ", "python.")) for d in distinct] + [False], dtype=bool)
     return hits[codes]
 
 

@@ -37,7 +37,6 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
     bits_differ = has_md5 & ~md5.fillna(True).to_numpy(dtype=bool)
     rel, stat = state_difference(frame)
-    state = np.isin(role, list(STATE_ROLES))
     argument = role == "argument"
     counter = role == "counter"
     with np.errstate(invalid="ignore"):
@@ -46,9 +45,12 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
         npu_text, golden_text = frame["npu_arg"], frame["golden_arg"]
         changed |= (npu_text.notna() & golden_text.notna() & (npu_text != golden_text)).fillna(False).to_numpy(
             dtype=bool)
-    state_differs = comparable & state & changed
+    # Only parameters make "different weights": buffers (running mean/var) are state a training-mode
+    # forward updates but does not compute with, so two reruns of one process differ there harmlessly.
+    state_differs = comparable & (role == "parameter") & changed
+    rows["buffer_differs"] = comparable & (role == "buffer") & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
-    rows["deviates"] = deviates | state_differs
+    rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
     rows["role"] = roles["role"].to_numpy()
     rows["role_name"] = roles["role_name"].to_numpy()
     rows["state_differs"] = state_differs
@@ -141,6 +143,9 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
              bits_npu_dtype=npu_dtype if pd.notna(npu_dtype) else None,
              bits_golden_dtype=golden_dtype if pd.notna(golden_dtype) else None,
              bits_dtype_changed=bool(pd.notna(npu_dtype) and pd.notna(golden_dtype) and npu_dtype != golden_dtype))
+    # Modules whose output depends on a mode (Dropout's training flag) that level L0 does not dump.
+    modes = load_roles().mode_modules
+    ops["mode_argument"] = ops["op_type"].astype(object).map(lambda t: modes.get(t) if isinstance(t, str) else None)
     ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
     ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
 
@@ -189,7 +194,7 @@ def _text(value: Any) -> str | None:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", *PER_OP_FIELDS["param"],
+TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_argument", *PER_OP_FIELDS["param"],
                                           *PER_OP_FIELDS["arg"], *PER_OP_FIELDS["bits"])))
 
 
@@ -210,6 +215,10 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
         "arguments_compared": int(rows["arg_compared"].sum()),
         "differing_arguments": int(rows["arg_differs"].sum()),
         "counter_rows": int((role == "counter").sum()),
+        "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & (role == "parameter")
+                                    & np.array([r is not None for r in rows["state_stat"]], dtype=bool)
+                                    | (rows["has_checksum"].to_numpy(dtype=bool) & (role == "parameter"))).sum()),
+        "differing_buffers": int(rows["buffer_differs"].sum()),
         "checksums_compared": int(rows["has_checksum"].sum()),
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
@@ -243,6 +252,10 @@ def decorate_op_fact(fact: dict[str, Any], network: dict[str, Any]) -> None:
     """The first op whose parameters differ carries the network-wide list (the rule names them all)."""
     if fact.get("param_first"):
         fact["differing_parameters"] = network.get("differing_parameters", 0)
+        fact["parameters_compared"] = network.get("parameters_compared", 0)
+        fact["differing_buffers"] = network.get("differing_buffers", 0)
+        if fact["parameters_compared"]:
+            fact["differing_parameter_share"] = fact["differing_parameters"] / fact["parameters_compared"]
         if "differing_parameter_list" in network:
             fact["differing_parameter_list"] = network["differing_parameter_list"]
     if network.get("training"):
