@@ -124,3 +124,13 @@ def test_every_fixture_is_diagnosed_as_labelled(directory):
         assert not [f for f in diagnosis.findings if f.explained_by is None and f.severity == "error"]
         return
     assert root is not None and (root.kind, root.op, root.index) == (label["kind"], label["op"], label["index"])
+
+
+def test_msprobes_own_first_difference_analysis_names_the_labelled_call():
+    """Where the fixture holds ``compare -da`` output, msprobe's first diff node is the label's op."""
+    analysed = [d for d in FIXTURES if (d / "diff_analyze").is_dir()]
+    assert analysed
+    for directory in analysed:
+        (found,) = (directory / "diff_analyze").glob("diff_analyze_*.json")
+        nodes = json.loads(found.read_text(encoding="utf-8"))["rank_0"]
+        assert nodes[0]["op_name"] == _label(directory)["op"]
