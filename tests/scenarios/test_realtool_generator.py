@@ -77,9 +77,13 @@ def test_a_fixture_regenerated_with_the_real_msprobe_gives_the_same_verdicts(tmp
     fresh, committed = (json.loads((d / "label.json").read_text()) for d in (directories[0], DATA / scenario.name))
     assert {k: v for k, v in fresh.items() if k != "comparison"} == \
         {k: v for k, v in committed.items() if k != "comparison"}
-    # Rows and msprobe's verdicts agree; the CRC-32 of a tensor reduced by several CPU threads
-    # (backward, optimizer) may differ between two runs, so the checksums themselves are not compared.
-    columns = ["NPU Name", "Result"]
-    read = {"dtype": str, "keep_default_na": False, "usecols": columns}
-    assert pd.read_csv(directories[0] / fresh["comparison"], **read).equals(
-        pd.read_csv(DATA / scenario.name / committed["comparison"], **read))
+    # Same rows, same checksums and verdicts, except the tensor an in-place op (Tensor.add_ of BatchNorm's
+    # counter and of the optimizer update) modifies: msprobe 26 checksums that input.0 at a moment that
+    # varies between runs (seen: 14 such rows of 180 differ between two runs of the same script).
+    read = {"dtype": str, "keep_default_na": False, "usecols": ["NPU Name", "NPU MD5", "BENCH MD5", "Result"]}
+    fresh_rows, committed_rows = (pd.read_csv(path, **read) for path in (
+        directories[0] / fresh["comparison"], DATA / scenario.name / committed["comparison"]))
+    assert list(fresh_rows["NPU Name"]) == list(committed_rows["NPU Name"])
+    stable = ~fresh_rows["NPU Name"].str.match(r"^Tensor\.\w+_\.\d+\.forward\.input\.0$")
+    assert stable.sum() > 150
+    assert fresh_rows[stable].equals(committed_rows[stable])
