@@ -112,12 +112,14 @@ def first_checksum_difference(csv: Path, calls: list[str]) -> str | None:
 
 def label_for(pair: PairSpec, task: str, level: str, csv: Path, construct: dict) -> dict:
     calls = calls_in_order(csv)
-    kind = pair.kind
+    kind, family = pair.kind, pair.family
     if task == "md5" and pair.family.startswith("msprobe_clean_"):
+        # MD5 mode of a precision change: its own family, so a family's rows share one kind
         kind, op = "checksum_mismatch", first_checksum_difference(csv, calls)
+        family = pair.family.replace("msprobe_clean_", "msprobe_checksum_")
     else:
         op = fault_call(pair, level, calls, construct)
-    return {"family": pair.family, "kind": kind, "op": op, "index": calls.index(op) if op else None,
+    return {"family": family, "kind": kind, "op": op, "index": calls.index(op) if op else None,
             "network": pair.network, "variant": pair.variant, "level": level, "task": task,
             "source": SOURCE, "comparison": csv.name, "description": pair.description}
 
