@@ -1,7 +1,7 @@
 """Diagnosis accuracy of the advisor on a labelled scenario corpus.
 
-``python -m benchmarks.diagnosis [--corpus DIR | --generate DIR] [--seed N] [--only FAMILY...]
-[--json OUT] [--fail-under PCT]``
+``python -m benchmarks.diagnosis [--corpus DIR | --generate DIR] [--realtool DIR] [--seed N]
+[--only FAMILY...] [--json OUT] [--fail-under PCT] [--no-vendor]``
 
 Runs the advisor in-process (``advisor.pipeline.analyse``) on every scenario's
 ``result_<timestamp>.csv`` and compares its root cause with the scenario's ``label.json``. Prints
@@ -25,7 +25,18 @@ What counts as correct, per scenario:
   answer listed there, at the labelled op and index. These rows are shown as "later capability",
   never hidden.
 
-Without ``--corpus``/``--generate`` the committed corpus ``tests/data/scenarios`` is measured.
+Without ``--corpus``/``--generate`` the committed corpora are measured: ``tests/data/scenarios``
+(emulated: msaccucmp tables our generator writes) and ``tests/data/realtool`` (what msprobe itself
+wrote, ``label.json`` ``source: msprobe``). ``--realtool DIR`` generates the whole real-tool corpus
+(``benchmarks.scenarios.realtool``: every pair, task and level; needs mindstudio-probe) into DIR and
+measures it too. Each source gets its own table and totals: accuracy on the real-tool corpus is
+printed apart from the emulated one.
+
+Beside ours, the vendor's own msaccucmp advisor (``mscmp_advisor.py`` from the mindstudio-probe
+wheel, see ``benchmarks/vendor_advisor.py``) runs on every scenario's comparison file: the
+``vendor advisor`` column is its correct/readable count per family, scored by the rule ours is
+scored by when it sees the CSV alone (the label's kind, or the supported answer of a later
+capability, at the labelled Index). It reads msaccucmp tables only; msprobe's are "cannot read".
 ``--generate DIR`` first runs the scenario generator (needs torch and the network wheels, see
 ``benchmarks/scenarios/README.md``) into DIR with input dumps only and no ONNX, except the
 quantisation families, which get every dump and model.onnx (what their evidence reads), then
@@ -50,6 +61,10 @@ from advisor.pipeline import AnalysisOptions, analyse
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED_CORPUS = REPO / "tests" / "data" / "scenarios"
+#: Scenarios the real tools wrote (msprobe dumps and ``msprobe compare``), labelled the same way.
+REALTOOL_CORPUS = REPO / "tests" / "data" / "realtool"
+#: ``label.json`` ``source`` of the emulated corpus (scenarios without one).
+EMULATED = "emulated"
 
 CONSISTENT = "consistent"
 #: Label kinds the advisor cannot name yet -> the answer it supports today (at the labelled op).
@@ -59,15 +74,18 @@ LATER_CAPABILITY: dict[str, str] = {
     # Supported with the scenario's input dumps (advisor run --dumps); without them only this:
     **{kind: "input_mismatch" for kind in EVIDENCE_KINDS},
 }
+#: Kinds of the real-tool corpus that compare two training (or inference) scripts; no rule names them yet.
+TRAINING_KINDS = ("argument_mismatch", "parameter_mismatch", "step_mismatch", "checksum_mismatch")
 #: Why each later-capability kind is not diagnosed yet (shown in the table's legend).
 LATER_REASON: dict[str, str] = {
     **{kind: "the scenario has no model.onnx and layer dumps" for kind in QUANT_KINDS},
     **{kind: "the scenario has no input dumps" for kind in EVIDENCE_KINDS},
+    **{kind: "needs training rules (issue 15)" for kind in TRAINING_KINDS},
 }
 #: Kinds that name a label's kind more precisely: with the graph, a problem node inside a fused op
 #: is reported as the fused op's problem (it names the fused ops and the pass), at the same op.
 REFINES: dict[str, tuple[str, ...]] = {"problem_node": ("fused_op_problem",)}
-_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *QUANT_KINDS)
+_KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *QUANT_KINDS, *TRAINING_KINDS)
 
 
 class CorpusError(Exception):
@@ -94,6 +112,10 @@ class ScenarioResult:
     correct: bool
     active: list[str] = field(default_factory=list)    # unexplained findings: "rule severity op@index"
     error: str | None = None             # the advisor raised on this scenario
+    source: str = EMULATED               # label.json "source": who wrote the comparison
+    comparison: str | None = None        # the comparison file, for the vendor advisor
+    vendor: str | None = None            # the vendor advisor's answer ("kind@index", "unreadable: ...")
+    vendor_correct: bool | None = None   # None when it could not read the file
 
     @property
     def got(self) -> str:
@@ -121,6 +143,9 @@ class FamilyRow:
     supported_right: int | None
     false_alarms: int | None             # None for non-clean families
     correct: int
+    source: str = EMULATED
+    vendor_readable: int = 0             # scenarios the vendor advisor could read
+    vendor_correct: int = 0
 
     @property
     def accuracy(self) -> float:
@@ -139,26 +164,39 @@ class BenchmarkResult:
     def misses(self) -> list[ScenarioResult]:
         return [s for s in self.scenarios if not s.correct]
 
-    def summary(self) -> dict[str, Any]:
+    @property
+    def sources(self) -> list[str]:
+        """Who wrote the comparisons: the emulated corpus first, then each real tool."""
+        return sorted({s.source for s in self.scenarios}, key=lambda x: (x != EMULATED, x))
+
+    def summary(self, source: str | None = None) -> dict[str, Any]:
+        """Accuracy over every scenario, or over those of one ``source``."""
         def ratio(items: list[ScenarioResult], key) -> dict[str, Any]:
             hits = sum(1 for s in items if key(s))
             return {"correct": hits, "total": len(items),
                     "accuracy": round(hits / len(items), 6) if items else None}
-        supported = [s for s in self.scenarios if s.status == "supported"]
-        later = [s for s in self.scenarios if s.status != "supported"]
-        clean = [s for s in self.scenarios if s.label_kind == CONSISTENT]
+        scenarios = [s for s in self.scenarios if source is None or s.source == source]
+        supported = [s for s in scenarios if s.status == "supported"]
+        later = [s for s in scenarios if s.status != "supported"]
+        clean = [s for s in scenarios if s.label_kind == CONSISTENT]
+        readable = [s for s in scenarios if s.vendor_correct is not None]
         return {
-            "overall": ratio(self.scenarios, lambda s: s.correct),
+            "overall": ratio(scenarios, lambda s: s.correct),
             "supported_families": ratio(supported, lambda s: s.correct),
             "later_capability_supported_answer": ratio(later, lambda s: s.correct),
-            "exact_label": ratio(self.scenarios, lambda s: s.kind_right and s.op_right is not False),
+            "exact_label": ratio(scenarios, lambda s: s.kind_right and s.op_right is not False),
             "false_alarms_on_clean": {"count": sum(1 for s in clean if s.false_alarm), "clean": len(clean)},
+            "clean_with_error_findings": sum(1 for s in clean if any(" error " in a for a in s.active)),
+            "vendor_advisor": {**ratio(readable, lambda s: s.vendor_correct),
+                               "unreadable": len(scenarios) - len(readable)},
+            "ours_on_vendor_readable": ratio(readable, lambda s: s.correct),
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "corpus": self.corpus, "seed": self.seed, "seconds": round(self.seconds, 3),
             "summary": self.summary(),
+            "by_source": {source: self.summary(source) for source in self.sources},
             "families": [{**asdict(f), "accuracy": round(f.accuracy, 6)} for f in self.families],
             "scenarios": [{**asdict(s), "label": s.label, "got": s.got} for s in self.scenarios],
         }
@@ -215,6 +253,38 @@ def generate_corpus(out: Path, seed: int = 0, families: Sequence[str] | None = N
     return directories, problems
 
 
+def _find_some(root: Path, families: Iterable[str] | None) -> list[Path]:
+    """``find_scenarios`` of one of several corpora: none selected there is not an error."""
+    try:
+        return find_scenarios(root, families)
+    except CorpusError:
+        if families:
+            return []
+        raise
+
+
+def generate_realtool(out: Path, families: Sequence[str] | None = None) -> list[Path]:
+    """Generate the whole real-tool corpus (every pair, task and level) into ``out``: its folders.
+    Scenarios msprobe could not make are reported on stderr and left out."""
+    try:
+        from benchmarks.scenarios import msprobe_tool, realtool
+        from benchmarks.scenarios.realtool_catalog import select as select_pairs
+    except ImportError as exc:
+        raise CorpusError(f"--realtool needs the scenario generator's dependencies ({exc})") from None
+    try:
+        pairs = select_pairs(list(families) if families else None)
+    except KeyError:
+        return []
+    started = time.perf_counter()
+    scenarios = realtool.plan(pairs, msprobe_tool.TASKS, msprobe_tool.LEVELS)
+    directories, failures = realtool.generate_all(scenarios, out, out / ".dumps")
+    print(f"generated {len(directories)} real-tool scenarios into {out} in {time.perf_counter() - started:.1f}s",
+          file=sys.stderr)
+    for failure in failures:
+        print(f"  msprobe could not make: {failure}", file=sys.stderr)
+    return directories
+
+
 def _read_label(directory: Path) -> dict[str, Any]:
     path = directory / "label.json"
     try:
@@ -227,7 +297,12 @@ def _read_label(directory: Path) -> dict[str, Any]:
     return label
 
 
-def _result_csv(directory: Path) -> Path:
+def _result_csv(directory: Path, label: dict[str, Any] | None = None) -> Path:
+    if label and label.get("comparison"):
+        path = directory / label["comparison"]
+        if not path.is_file():
+            raise CorpusError(f"{path}: the comparison file label.json names is missing")
+        return path
     found = sorted(directory.glob("result_*.csv"))
     if len(found) != 1:
         raise CorpusError(f"{directory}: expected one result_*.csv, found {len(found)}")
@@ -277,7 +352,7 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
 
 def analyse_scenario(directory: Path) -> ScenarioResult:
     label = _read_label(directory)
-    csv = _result_csv(directory)
+    csv = _result_csv(directory, label)
     # What a user would hand over: the dumps (network inputs at least) and the build config.
     golden, target = directory / "golden", directory / "target"
     dumps = (golden, target) if golden.is_dir() and target.is_dir() and any(target.iterdir()) else None
@@ -288,16 +363,35 @@ def analyse_scenario(directory: Path) -> ScenarioResult:
         diagnosis = analyse(AnalysisOptions(comparison=csv, dumps=dumps, graph=model if model.is_file() else None,
                                             build_config=config if config.is_file() else None))
     except Exception as exc:  # noqa: BLE001 - a crash on a scenario is a measured miss, not a benchmark bug
-        return score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", **seen)
-    return score(directory.name, label, diagnosis, **seen)
+        result = score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", **seen)
+    else:
+        result = score(directory.name, label, diagnosis, **seen)
+    result.source = label.get("source", EMULATED)
+    result.comparison = str(csv)
+    return result
+
+
+def score_vendor(result: ScenarioResult, answer) -> None:
+    """Score the vendor advisor's answer (benchmarks.vendor_advisor.VendorAnswer) by the rule ours
+    is scored by when it sees the CSV alone: the label's kind, or the supported answer of a
+    later-capability kind, at the labelled index (it names no op, only the Index)."""
+    if not answer.readable:
+        result.vendor = f"unreadable: {answer.error}"
+        return
+    result.vendor = CONSISTENT if answer.kind == CONSISTENT else f"{answer.kind or answer.detection}@{answer.index}"
+    if result.label_kind == CONSISTENT:
+        result.vendor_correct = answer.kind == CONSISTENT
+        return
+    wanted = {result.label_kind, *REFINES.get(result.label_kind, ()), LATER_CAPABILITY.get(result.label_kind)}
+    result.vendor_correct = answer.kind in wanted and answer.index == result.label_index
 
 
 def summarise_families(results: list[ScenarioResult]) -> list[FamilyRow]:
-    by_family: dict[str, list[ScenarioResult]] = {}
+    by_family: dict[tuple[str, str], list[ScenarioResult]] = {}
     for result in results:
-        by_family.setdefault(result.family, []).append(result)
+        by_family.setdefault((result.source, result.family), []).append(result)
     rows = []
-    for family, items in by_family.items():
+    for (source, family), items in by_family.items():
         kind = items[0].label_kind
         clean = kind == CONSISTENT
         later = items[0].status != "supported"
@@ -308,16 +402,28 @@ def summarise_families(results: list[ScenarioResult]) -> list[FamilyRow]:
             supported_answer=items[0].supported_answer if later else None,
             supported_right=sum(bool(s.supported_right) for s in items) if later else None,
             false_alarms=sum(bool(s.false_alarm) for s in items) if clean else None,
-            correct=sum(s.correct for s in items)))
+            correct=sum(s.correct for s in items), source=source,
+            vendor_readable=sum(s.vendor_correct is not None for s in items),
+            vendor_correct=sum(bool(s.vendor_correct) for s in items)))
     rank = {k: i for i, k in enumerate(_KIND_ORDER)}
-    rows.sort(key=lambda r: (r.status != "supported", rank.get(r.kind, len(rank)), r.family))
+    rows.sort(key=lambda r: (r.source != EMULATED, r.source, r.status != "supported", rank.get(r.kind, len(rank)),
+                             r.family))
     return rows
 
 
-def run_benchmark(directories: Iterable[Path], corpus: str = "", seed: int | None = None) -> BenchmarkResult:
-    """The core: analyse every scenario directory and score it against its label."""
+def run_benchmark(directories: Iterable[Path], corpus: str = "", seed: int | None = None,
+                  vendor: bool = True) -> BenchmarkResult:
+    """The core: analyse every scenario directory and score it against its label; ``vendor``: also
+    run the vendor's msaccucmp advisor (when mindstudio-probe is installed) and score it."""
     started = time.perf_counter()
     results = [analyse_scenario(d) for d in directories]
+    if vendor:
+        from benchmarks.vendor_advisor import run_vendor_advisor
+
+        answers = run_vendor_advisor([Path(r.comparison) for r in results if r.comparison])
+        for result in results:
+            if result.comparison and Path(result.comparison).resolve() in answers:
+                score_vendor(result, answers[Path(result.comparison).resolve()])
     return BenchmarkResult(corpus=corpus, scenarios=results, families=summarise_families(results),
                            seconds=time.perf_counter() - started, seed=seed)
 
@@ -325,7 +431,7 @@ def run_benchmark(directories: Iterable[Path], corpus: str = "", seed: int | Non
 # --- rendering ----------------------------------------------------------------------------------
 
 COLUMNS = ("family", "status", "scenarios", "kind right", "op right", "supported answer",
-           "false alarms", "accuracy")
+           "false alarms", "accuracy", "vendor advisor")
 
 
 def _frac(hits: int | None, total: int) -> str:
@@ -336,18 +442,38 @@ def _pct(hits: int, total: int) -> str:
     return f"{100 * hits / total:.1f}%" if total else "-"
 
 
-def table_rows(bench: BenchmarkResult) -> list[tuple[str, ...]]:
+def _vendor_cell(f: FamilyRow) -> str:
+    """The vendor advisor's score on a family: correct/readable, or why there is none."""
+    if f.vendor_readable == 0:
+        return "cannot read"
+    unreadable = f.scenarios - f.vendor_readable
+    return f"{f.vendor_correct}/{f.vendor_readable}" + (f" ({unreadable} unreadable)" if unreadable else "")
+
+
+def table_rows(bench: BenchmarkResult, source: str | None = None) -> list[tuple[str, ...]]:
     rows = []
     for f in bench.families:
+        if source is not None and f.source != source:
+            continue
         supported = "-" if f.supported_answer is None else f"{f.supported_answer} {f.supported_right}/{f.scenarios}"
         rows.append((f.family, f.status, str(f.scenarios), _frac(f.kind_right, f.scenarios),
                      _frac(f.op_right, f.scenarios), supported, _frac(f.false_alarms, f.scenarios),
-                     _pct(f.correct, f.scenarios)))
+                     _pct(f.correct, f.scenarios), _vendor_cell(f)))
     return rows
 
 
 def format_table(bench: BenchmarkResult) -> str:
-    rows = [COLUMNS, *table_rows(bench)]
+    """One table per source (the emulated corpus, then each real tool's), each with its totals."""
+    return "\n\n".join(_format_source_table(bench, source) for source in bench.sources)
+
+
+def _source_title(source: str) -> str:
+    return ("emulated corpus (msaccucmp tables our generator writes)" if source == EMULATED
+            else f"real-tool corpus ({source}: files the real tool wrote)")
+
+
+def _format_source_table(bench: BenchmarkResult, source: str) -> str:
+    rows = [COLUMNS, *table_rows(bench, source)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     numeric = {2, 3, 4, 6, 7}
 
@@ -355,9 +481,9 @@ def format_table(bench: BenchmarkResult) -> str:
         cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         return "  ".join(cells).rstrip()
 
-    out = [line(rows[0]), "  ".join("-" * w for w in widths)]
+    out = [_source_title(source), line(rows[0]), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in rows[1:]]
-    s = bench.summary()
+    s = bench.summary(source)
     out.append("")
 
     def total(title: str, entry: dict[str, Any]) -> str:
@@ -371,9 +497,16 @@ def format_table(bench: BenchmarkResult) -> str:
     out.append(total("exact label (kind and op as labelled)", s["exact_label"]))
     alarms = s["false_alarms_on_clean"]
     out.append(f"{'false alarms on clean runs':48} {alarms['count']:>3}/{alarms['clean']}")
+    out.append(f"{'  clean runs with an error-level finding':48} {s['clean_with_error_findings']:>3}/{alarms['clean']}")
+    vendor = s["vendor_advisor"]
+    if vendor["total"]:
+        out.append(total("vendor msaccucmp advisor (files it can read)", vendor))
+        out.append(total("  ours on the same files", s["ours_on_vendor_readable"]))
+    if vendor["unreadable"]:
+        out.append(f"{'vendor msaccucmp advisor cannot read':48} {vendor['unreadable']:>3} scenarios")
     groups: dict[tuple[str, str], list[str]] = {}
     for row in bench.families:
-        if row.status != "supported":
+        if row.status != "supported" and row.source == source:
             key = (LATER_REASON.get(row.kind, "not diagnosed yet"), LATER_CAPABILITY.get(row.kind) or "none")
             groups.setdefault(key, [])
             if row.kind not in groups[key]:
@@ -430,6 +563,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"measure an existing corpus (default: {COMMITTED_CORPUS.relative_to(REPO)})")
     source.add_argument("--generate", type=Path, metavar="DIR",
                         help="generate the scenario corpus into DIR first (needs torch), then measure it")
+    parser.add_argument("--realtool", type=Path, metavar="DIR",
+                        help="also generate the real-tool corpus into DIR (needs mindstudio-probe) and measure it")
+    parser.add_argument("--no-vendor", action="store_true", help="do not run the vendor's msaccucmp advisor")
     parser.add_argument("--seed", type=int, default=None,
                         help="with --generate: added to every scenario's seed (default 0)")
     parser.add_argument("--only", nargs="+", metavar="FAMILY", help="only these scenario families")
@@ -456,13 +592,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"generated {len(directories)} scenarios into {args.generate} "
                   f"in {time.perf_counter() - started:.1f}s", file=sys.stderr)
             corpus, bench_seed = str(args.generate), seed
+        elif args.corpus is not None:
+            directories = find_scenarios(args.corpus, args.only)
+            corpus, bench_seed = str(args.corpus), None
         else:
-            root = args.corpus if args.corpus is not None else COMMITTED_CORPUS
-            directories = find_scenarios(root, args.only)
-            corpus, bench_seed = str(root), None
+            roots = [COMMITTED_CORPUS, *([REALTOOL_CORPUS] if REALTOOL_CORPUS.is_dir() else [])]
+            directories = [d for root in roots for d in _find_some(root, args.only)]
+            corpus, bench_seed = " + ".join(str(r) for r in roots), None
+        if args.realtool is not None:
+            directories += generate_realtool(args.realtool, args.only)
+            corpus += f" + {args.realtool}"
         if not directories:
             raise CorpusError("no scenarios selected")
-        bench = run_benchmark(directories, corpus=corpus, seed=bench_seed)
+        bench = run_benchmark(directories, corpus=corpus, seed=bench_seed, vendor=not args.no_vendor)
     except CorpusError as exc:
         print(f"benchmarks.diagnosis: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,10 @@ the ``OverFlow`` column::
 
 - One row per target tensor; all tensors of one target op share its ``Index``; rows are sorted by it
   (stably, so an op's inputs stay before its outputs).
-- Numbers carry 6 decimals; missing values are the literal ``NaN``; ``inf`` is kept.
+- Numbers carry 6 decimals, ``StandardDeviation``'s ``(mean;std),(mean;std)`` 3 (msaccucmp's ``%.3f``);
+  missing values are the literal ``NaN``; ``inf`` is kept; ``CompareFailReason`` is empty when there
+  is no reason (msaccucmp writes the comma-joined reasons). Checked against msaccucmp 26.2.0 run on
+  the CPU (see benchmarks/scenarios/msaccucmp_run.py).
 - ``OverFlow`` is ``YES``/``NO`` for float16 target tensors (``YES`` when max|x| >= 65504, an infinity
   included) and ``NaN`` for any other dtype.
 - A row whose target op exists only on the target side has ``GroundTruth`` ``*`` and no metrics; a
@@ -33,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.evidence.metrics import METRIC_NAMES, compare_tensors, format_number
+from advisor.evidence.metrics import METRIC_NAMES, compare_tensors, format_number, format_standard_deviation
 
 HEADER: tuple[str, ...] = (
     "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex",
@@ -126,10 +129,25 @@ class PairMetrics:
 MISSING_METRICS: tuple[str, ...] = ("NaN",) * len(METRIC_NAMES)
 
 
+#: msaccucmp prints the StandardDeviation cell with 3 decimals (``%.3f``), every other metric with 6,
+#: and writes a mean or std below STD_ZERO in magnitude as 0 (never ``-0.000``).
+STD_DECIMALS = 3
+STD_ZERO = 1e-3
+#: msaccucmp raises both min-max-normalised distributions to at least the float32 epsilon before its
+#: KL divergence, so a golden zero gives a large finite value, not ``inf``.
+KL_FLOOR = float(np.finfo(np.float32).eps)
+
+
+def _stat(pair: tuple[float, float]) -> tuple[float, float]:
+    return tuple(0.0 if abs(v) < STD_ZERO else v for v in pair)
+
+
 def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
-    """Every metric of one target/golden pair, formatted (6 decimals, ``NaN``, ``inf``)."""
-    comparison = compare_tensors(npu, golden)
-    cells = tuple(cell if name == "StandardDeviation" else format_number(cell)
+    """Every metric of one target/golden pair, formatted as msaccucmp 26 does (6 decimals, ``NaN``,
+    ``inf``; ``StandardDeviation`` with 3; KL on floored distributions)."""
+    comparison = compare_tensors(npu, golden, kl_floor=KL_FLOOR)
+    std = format_standard_deviation(_stat(comparison.npu_stats), _stat(comparison.golden_stats), STD_DECIMALS)
+    cells = tuple(std if name == "StandardDeviation" else format_number(cell)
                   for name, cell in comparison.as_dict().items())
     return PairMetrics(cells, tuple(comparison.fail_reasons))
 
@@ -175,7 +193,7 @@ def format_row(labels: RowLabels, metrics: PairMetrics | None) -> list[str]:
         format_shape(labels.shape),
         labels.overflow,
         *cells,
-        ",".join(reasons) if reasons else "NaN",
+        ",".join(reasons),         # msaccucmp joins the reasons: an empty cell when there is none
     ]
 
 

@@ -28,7 +28,7 @@ def test_list_and_show_in_text_and_json(workspace: Workspace) -> None:
         [(1, "complete", {"ok": 2}), (2, "complete", {"ok": 1, "unchanged": 1})]
 
     shown = workspace.history("show", "2").out
-    assert "REGRESSION resnet: problem_node at Conv_3, cosine 0.796109 [ok] (+1 new, -0 fixed)" in shown
+    assert "REGRESSION resnet: problem_node at Conv_3, cosine 0.79611 [ok] (+1 new, -0 fixed)" in shown
     job = workspace.history_json("show", "latest", "--job", "bert")
     assert job["status"] == "unchanged" and job["reused_from"] is not None
     assert {p["name"] for p in job["packs"]} == {"core"} and all(p["digest"] for p in job["packs"])

@@ -222,3 +222,44 @@ def test_generate_measures_exactly_what_it_generated(tmp_path, capsys):
     assert "1 scenarios from" in text and "seed 0" in text and "misses: none" in text
     assert "stale__scenario" not in text
     assert bench_mod.find_scenarios(tmp_path)     # the generated scenario is on disk
+
+
+@pytest.mark.parametrize(("advice", "index", "expected"), [
+    ("Float16 data overflow occurs. Rectify the fault and perform comparison again.", "5", ("fp16_overflow", 5)),
+    ("The input data of NPUDump is inconsistent with that of GroundTruth. Use the same data", "0",
+     ("input_mismatch", 0)),
+    ("All data in the comparison result meets the accuracy requirements.", "NA", ("consistent", None)),
+    ("The accuracy of some tensors is low, while the final accuracy is qualified.", "8",
+     ("single_point_deviation", 8)),
+    ("The accuracy of some tensors is low, resulting in an unqualified final accuracy.", "24", ("problem_node", 24)),
+])
+def test_the_vendor_advisors_answers_map_onto_our_kinds(advice, index, expected):
+    from benchmarks.vendor_advisor import answer_kind
+
+    assert answer_kind("Global Consistency", index, advice) == expected
+
+
+def test_the_vendor_advisor_is_scored_like_ours_on_the_csv_alone():
+    from benchmarks.diagnosis import score_vendor
+    from benchmarks.vendor_advisor import VendorAnswer
+
+    label = {"family": "rgb_bgr_swap", "kind": "rgb_bgr_swap", "op": "images", "index": 0}
+    result = score("s", label, _diagnosis(_finding("rgb_bgr_swap", "images", 0)))
+    score_vendor(result, VendorAnswer("input_mismatch", 0, "Input Inconsistent"))
+    assert result.vendor_correct and result.vendor == "input_mismatch@0"     # the supported answer
+    score_vendor(result, VendorAnswer("problem_node", 3, "Global Consistency"))
+    assert result.vendor_correct is False
+    unreadable = score("s", label, _diagnosis())
+    score_vendor(unreadable, VendorAnswer(None, None, None, "CompareError: 33"))
+    assert unreadable.vendor_correct is None and unreadable.vendor.startswith("unreadable")
+
+
+def test_each_source_gets_its_own_table_and_totals(tmp_path):
+    _copy_scenario("clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0", tmp_path)
+    _copy_scenario("input_mismatch__mtcnn_rnet__shifted_crop__s1", tmp_path, source="msprobe")
+    bench = run_benchmark(find_scenarios(tmp_path), vendor=False)
+    assert bench.sources == ["emulated", "msprobe"]
+    assert bench.summary("msprobe")["overall"]["total"] == 1 and bench.summary("emulated")["overall"]["total"] == 1
+    text = format_report(bench)
+    assert text.index("emulated corpus") < text.index("real-tool corpus (msprobe") < text.index("input_mismatch")
+    assert "cannot read" in text          # vendor not run: no family has a vendor score

@@ -1,0 +1,287 @@
+"""Generate the real-tool corpus: real msprobe dumps of a reference and a target run, compared by
+``msprobe compare``, labelled with the truth of the pair.
+
+``python -m benchmarks.scenarios.realtool --out DIR [--work DIR] [--fixtures] [--only FAMILY ...]
+[--tasks statistics tensor md5] [--levels L0 L1 mix] [--xlsx] [--diff-analyze]``
+
+Layout of ``<out>/<family>__<network>__<variant>__<level>_<task>/``::
+
+    compare_result_<timestamp>.csv   what ``msprobe compare`` wrote (kept byte for byte)
+    compare_result_<timestamp>.xlsx  with --xlsx
+    diff_analyze/                    with --diff-analyze: the first-difference analysis files
+    label.json                       the truth: family, kind, op, index, level, task, comparison file
+    provenance.yaml                  msprobe/torch versions, both runs, the debugger config, commands
+
+Dumps are cached under ``--work`` (one folder per run, task and level), so a reference run shared
+by several pairs is dumped once. The label's op is the call the fault enters, by construction:
+``where`` names the module; at L0 the op is that module's first forward call, at L1 and mix the
+call of the pair's API that msprobe's own ``construct.json`` (from the target's mix-level dump)
+puts inside it; an input fault (``where`` None) enters the first call. ``index`` numbers the calls
+in the order the compare CSV lists them, as the advisor's msprobe reader does. In MD5 mode a
+precision change is labelled ``checksum_mismatch`` at the first call whose outputs' checksums
+differ while its inputs' agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from benchmarks.scenarios import msprobe_tool
+from benchmarks.scenarios.realtool_catalog import CORPUS, FIXTURES, PairSpec, RunSpec, select
+
+SOURCE = "msprobe"
+
+
+class DumpStore:
+    """Dumps by run, task and level under ``work/<level>_<task>/batch<k>/`` (``manifest.json``
+    maps each run's key to its step folder); runs missing from the store are dumped in one batch."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+
+    def _manifests(self, task: str, level: str) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for manifest in sorted((self.work / f"{level}_{task}").glob("batch*/manifest.json")):
+            for key, folder in json.loads(manifest.read_text(encoding="utf-8")).items():
+                found[key] = manifest.parent / folder
+        return found
+
+    def ensure(self, runs: list[RunSpec], task: str, level: str) -> None:
+        have = self._manifests(task, level)
+        missing = list({r.key: r for r in runs if r.key not in have}.values())
+        if not missing:
+            return
+        root = self.work / f"{level}_{task}"
+        directory = root / f"batch{len(list(root.glob('batch*')))}"
+        folders = msprobe_tool.dump_runs([r.job() for r in missing], directory, task, level)
+        manifest = {r.key: str(f.relative_to(directory)) for r, f in zip(missing, folders, strict=True)}
+        (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+    def folder(self, run: RunSpec, task: str, level: str) -> Path:
+        return self._manifests(task, level)[run.key]
+
+
+def calls_in_order(csv: Path) -> list[str]:
+    """The calls of a compare CSV in the order its ``NPU Name`` column lists them."""
+    from advisor.ingest.msprobe_names import split_tensor_names
+
+    names = pd.read_csv(csv, usecols=["NPU Name"], dtype=str, keep_default_na=False)["NPU Name"]
+    calls = split_tensor_names(names)["call"]
+    return list(dict.fromkeys(c for c in calls if isinstance(c, str)))
+
+
+def fault_call(pair: PairSpec, level: str, calls: list[str], construct: dict[str, str | None]) -> str | None:
+    """The call the pair's fault enters (see the module docstring)."""
+    if pair.kind == "consistent":
+        return None
+    forward = [c for c in calls if ".forward" in c]
+    if pair.where is None:
+        return forward[0]
+    module_prefix = f"Module.{pair.where}."
+    if level == "L0":
+        return next(c for c in forward if c.startswith(module_prefix) and c.count(".") == pair.where.count(".") + 4)
+    inside = [c for c in forward if c.startswith(pair.api + ".")
+              and (construct.get(c) or "").startswith(module_prefix)]
+    return inside[0]
+
+
+def first_checksum_difference(csv: Path, calls: list[str]) -> str | None:
+    """MD5 mode: the first call whose outputs' checksums differ while its inputs' agree."""
+    from advisor.ingest.msprobe_names import split_tensor_names
+
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    parts = split_tensor_names(frame["NPU Name"])
+    frame["call"], frame["io"] = parts["call"], parts["io"]
+    frame["differs"] = frame["NPU MD5"] != frame["BENCH MD5"]
+    for call in calls:
+        rows = frame[frame["call"] == call]
+        if rows[rows["io"] == "output"]["differs"].any() and not rows[rows["io"] == "input"]["differs"].any():
+            return call
+    return None
+
+
+def label_for(pair: PairSpec, task: str, level: str, csv: Path, construct: dict) -> dict:
+    calls = calls_in_order(csv)
+    kind, family = pair.kind, pair.family
+    if task == "md5" and pair.family.startswith("msprobe_clean_"):
+        # MD5 mode of a precision change: its own family, so a family's rows share one kind
+        kind, op = "checksum_mismatch", first_checksum_difference(csv, calls)
+        family = pair.family.replace("msprobe_clean_", "msprobe_checksum_")
+    else:
+        op = fault_call(pair, level, calls, construct)
+    return {"family": family, "kind": kind, "op": op, "index": calls.index(op) if op else None,
+            "network": pair.network, "variant": pair.variant, "level": level, "task": task,
+            "source": SOURCE, "comparison": csv.name, "description": pair.description}
+
+
+def provenance(pair: PairSpec, task: str, level: str, commands: list[list[str]]) -> dict:
+    """What made a scenario: versions, the debugger config, both runs and the compare commands
+    (dump folders spelt ``reference/`` and ``target/``, the output folder ``out/``)."""
+    return {"tool_versions": msprobe_tool.versions(),
+            "config.json": msprobe_tool.debugger_config(task, level, Path("./dump")),
+            "debugger": "debugger = PrecisionDebugger(config_path='config.json'); then per run: "
+                        "debugger.start(model); <run>; debugger.stop(); debugger.step()",
+            "runs": "python -m benchmarks.scenarios.msprobe_dump dump BATCH.json (both runs below as steps of "
+                    "one debugger)",
+            "reference_run": pair.reference.job(), "target_run": pair.target.job(),
+            "commands": [" ".join(["msprobe", *_spelt(c)]) for c in commands]}
+
+
+def _spelt(args: list[str]) -> list[str]:
+    out = list(args)
+    for flag, side in (("-tp", "target"), ("-gp", "reference")):
+        path = Path(out[out.index(flag) + 1])
+        out[out.index(flag) + 1] = f"{side}/dump.json" if path.suffix == ".json" else f"{side}/"
+    out[out.index("-o") + 1] = "out/"
+    return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    pair: PairSpec
+    task: str
+    level: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.pair.name}__{self.level}_{self.task}"
+
+
+def plan(pairs: list[PairSpec], tasks: Sequence[str], levels: Sequence[str]) -> list[Scenario]:
+    return [Scenario(p, t, lv) for p in pairs for t in tasks if t in p.tasks for lv in levels]
+
+
+def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx: Sequence[str] = (),
+                 diff_analyze: Sequence[str] = ()) -> tuple[list[Path], list[str]]:
+    """Dump, compare and label ``scenarios`` (``xlsx`` / ``diff_analyze``: names of the scenarios that
+    also get msprobe's ``--xlsx`` / ``-da`` output). Returns (scenario folders, failures)."""
+    store = DumpStore(work)
+    needed: dict[tuple[str, str], list[RunSpec]] = {}
+    for s in scenarios:
+        needed.setdefault((s.task, s.level), []).extend((s.pair.reference, s.pair.target))
+        needed.setdefault(("statistics", "mix"), []).append(s.pair.target)     # its construct.json
+    failures: list[str] = []
+    for (task, level), runs in needed.items():
+        try:
+            store.ensure(runs, task, level)
+        except msprobe_tool.ToolError as exc:
+            failures.append(str(exc))
+    requests: dict[str, list[list[str]]] = {}
+    for s in scenarios:
+        try:
+            target, reference = store.folder(s.pair.target, s.task, s.level), store.folder(s.pair.reference, s.task,
+                                                                                         s.level)
+        except KeyError:
+            continue
+        scratch = work / "compare" / s.name
+        shutil.rmtree(scratch, ignore_errors=True)
+        asked = [msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "csv")]
+        if s.name in xlsx:
+            asked.append(msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "xlsx",
+                                                   xlsx=True))
+        if s.name in diff_analyze:
+            asked.append(msprobe_tool.compare_args(target.parent, reference.parent, scratch / "da", diff_analyze=True))
+        requests[s.name] = asked
+    outcome = msprobe_tool.compare_many([a for asked in requests.values() for a in asked])
+    directories = []
+    for s in scenarios:
+        asked = requests.get(s.name)
+        errors = [outcome[tuple(a)] for a in asked or [] if outcome[tuple(a)]]
+        if asked is None or errors:
+            failures.append(f"{s.name}: {'; '.join(errors) or 'not dumped'}")
+        if asked is None:
+            continue
+        try:
+            directories.append(_write_scenario(s, out_root, work, store, asked))
+        except ScenarioError as exc:
+            failures.append(f"{s.name}: {exc}")
+    return directories, failures
+
+
+class ScenarioError(RuntimeError):
+    """msprobe wrote no comparison for a scenario."""
+
+
+def _write_scenario(s: Scenario, out_root: Path, work: Path, store: DumpStore, asked: list[list[str]]) -> Path:
+    scratch = work / "compare" / s.name
+    csvs = sorted((scratch / "csv").glob("compare_result_*.csv"))
+    if not csvs:
+        raise ScenarioError("msprobe compare wrote no compare_result_*.csv")
+    directory = out_root / s.name
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    csv = Path(shutil.copy2(csvs[-1], directory / csvs[-1].name))
+    for path in sorted((scratch / "xlsx").glob("*.xlsx")):
+        shutil.copy2(path, directory / path.name)
+    if (scratch / "da").is_dir():
+        (directory / "diff_analyze").mkdir()
+        for path in sorted((scratch / "da").rglob("*.json")):
+            shutil.copy2(path, directory / "diff_analyze" / path.name)
+    construct_file = store.folder(s.pair.target, "statistics", "mix") / "construct.json"
+    label = label_for(s.pair, s.task, s.level, csv, json.loads(construct_file.read_text(encoding="utf-8")))
+    (directory / "label.json").write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
+    (directory / "provenance.yaml").write_text(
+        yaml.safe_dump(provenance(s.pair, s.task, s.level, asked), sort_keys=False, width=110),
+        encoding="utf-8")
+    return directory
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scenarios.realtool", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "advisor-realtool-dumps",
+                        help="dump cache, kept between runs (default: %(default)s)")
+    parser.add_argument("--only", nargs="+", metavar="FAMILY")
+    parser.add_argument("--networks", nargs="+", metavar="NETWORK")
+    parser.add_argument("--tasks", nargs="+", default=list(msprobe_tool.TASKS), choices=msprobe_tool.TASKS)
+    parser.add_argument("--levels", nargs="+", default=list(msprobe_tool.LEVELS), choices=msprobe_tool.LEVELS)
+    parser.add_argument("--xlsx", action="store_true", help="also write msprobe's --xlsx result")
+    parser.add_argument("--diff-analyze", action="store_true", help="also run msprobe compare -da")
+    parser.add_argument("--fixtures", action="store_true",
+                        help="only the committed subset (realtool_catalog.FIXTURES), as in tests/data/realtool")
+    args = parser.parse_args(argv)
+    if args.fixtures:
+        scenarios = fixture_scenarios()
+        first = [scenarios[0].name]
+        directories, failures = generate_all(scenarios, args.out, args.work, xlsx=first,
+                                             diff_analyze=first)
+        return _report(directories, failures)
+    try:
+        pairs = select(args.only)
+    except KeyError as exc:
+        parser.error(exc.args[0])
+    if args.networks:
+        pairs = [p for p in pairs if p.network in args.networks]
+    scenarios = plan(pairs, args.tasks, args.levels)
+    names = [s.name for s in scenarios]
+    directories, failures = generate_all(scenarios, args.out, args.work, xlsx=names if args.xlsx else (),
+                                         diff_analyze=names if args.diff_analyze else ())
+    return _report(directories, failures)
+
+
+def fixture_scenarios() -> list[Scenario]:
+    pairs = {p.name: p for p in CORPUS}
+    return [Scenario(pairs[name], task, level) for name, level, task in FIXTURES]
+
+
+def _report(directories: list[Path], failures: list[str]) -> int:
+    for directory in directories:
+        print(f"generated {directory.name}", file=sys.stderr)
+    for failure in failures:
+        print(f"FAILED {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The real-tool corpus: reference and target runs dumped by the real msprobe on the CPU.
+
+A :class:`RunSpec` is one script run (network, train step or inference, precision, fault knobs);
+a :class:`PairSpec` a reference run, a target run and the truth about what differs between them:
+its kind and ``where``, the module whose call the fault enters (``None``: the network's input, the
+first call). Each pair is dumped at every task and level the generator is asked for
+(``msprobe_tool.TASKS`` x ``LEVELS``) and compared with ``msprobe compare``.
+
+Label kinds: the corpus's own ``consistent`` and ``input_mismatch``, and four that training
+comparisons need (no rule diagnoses them yet):
+
+- ``argument_mismatch``: an API is called with another non-tensor argument (LayerNorm ``eps``,
+  dropout's ``training`` left on at inference);
+- ``parameter_mismatch``: one layer's weights differ (a checkpoint not loaded into that layer);
+- ``step_mismatch``: the target is one optimizer step ahead (every parameter differs a little);
+- ``checksum_mismatch``: MD5 mode of a precision change (bits differ from the first low-precision
+  call on; nothing else to say without statistics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run as ``benchmarks.scenarios.msprobe_dump`` takes it (see its job format)."""
+
+    key: str                                   # unique folder name of its dumps
+    network: str
+    mode: str                                  # train_step | eval | inference
+    seed: int = 0
+    autocast: str | None = None
+    setup: tuple[tuple[str, object], ...] = () # small_convnet: TrainSetup fields
+    input_fault: str | None = None
+    perturbed_parameter: str | None = None
+    argument: tuple[str, str, float] | None = None   # (module path, attribute, value)
+
+    def job(self) -> dict:
+        job: dict = {"network": self.network, "mode": self.mode, "seed": self.seed, "autocast": self.autocast,
+                     "setup": dict(self.setup), "input_fault": self.input_fault,
+                     "perturbed_parameter": self.perturbed_parameter}
+        if self.argument is not None:
+            module, name, value = self.argument
+            job["argument"] = {"module": module, "name": name, "value": value}
+        return job
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    family: str
+    kind: str
+    network: str
+    variant: str
+    reference: RunSpec
+    target: RunSpec
+    where: str | None = None                   # module path where the fault enters; None: the input
+    api: str | None = None                     # the API inside that module that takes the fault
+    description: str = ""
+    tasks: tuple[str, ...] = field(default=("statistics", "tensor", "md5"))
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}__{self.network}__{self.variant}"
+
+
+def _train(key: str, **setup) -> RunSpec:
+    return RunSpec(f"small_convnet-train-{key}", "small_convnet", "train_step", setup=tuple(sorted(setup.items())))
+
+
+TRAIN_REF = _train("reference")
+EVAL_REF = RunSpec("small_convnet-eval-reference", "small_convnet", "eval")
+_TRAIN = "a training step of a small conv net (BatchNorm, LayerNorm, dropout, cross-entropy, SGD momentum) " \
+         "on four crops of the astronaut photo"
+
+
+def _inference(network: str, key: str, **knobs) -> RunSpec:
+    return RunSpec(f"{network}-inference-{key}", network, "inference", **knobs)
+
+
+def _clean(network: str, ref: RunSpec, target: RunSpec, precision: str, what: str) -> PairSpec:
+    return PairSpec(f"msprobe_clean_{precision}", "consistent", network, f"autocast_{precision}", ref, target,
+                    description=f"{what}: float32 reference vs the same run under CPU autocast to {precision}")
+
+
+CORPUS: tuple[PairSpec, ...] = (
+    # --- a training step ---
+    *(_clean("small_convnet", TRAIN_REF, RunSpec(f"small_convnet-train-autocast_{p}", "small_convnet",
+                                                 "train_step", autocast=p), p, _TRAIN) for p in ("bf16", "fp16")),
+    PairSpec("msprobe_same_run", "consistent", "small_convnet", "rerun", TRAIN_REF, _train("rerun"),
+             description=f"{_TRAIN}, run twice with the same seed (what md5 mode confirms bit for bit)"),
+    PairSpec("msprobe_argument_mismatch", "argument_mismatch", "small_convnet", "layer_norm_eps", TRAIN_REF,
+             _train("eps_1e-3", layer_norm_eps=1e-3), where="norm", api="Functional.layer_norm",
+             description=f"{_TRAIN}; the target builds its LayerNorm with eps=1e-3 (Keras' default) "
+                         "instead of PyTorch's 1e-5"),
+    PairSpec("msprobe_parameter_mismatch", "parameter_mismatch", "small_convnet", "conv2_weights", TRAIN_REF,
+             _train("conv2_reinit", perturbed_layer="conv2.weight"), where="conv2", api="Functional.conv2d",
+             description=f"{_TRAIN}; the target's conv2 weights were not loaded from the checkpoint "
+                         "(re-initialised)"),
+    PairSpec("msprobe_input_mismatch", "input_mismatch", "small_convnet", "other_batch", TRAIN_REF,
+             _train("batch_1", batch_index=1),
+             description=f"{_TRAIN}; the target's data loader yields another batch (shuffled differently)"),
+    PairSpec("msprobe_input_mismatch", "input_mismatch", "small_convnet", "flip_augmentation", TRAIN_REF,
+             _train("flipped", flip=True),
+             description=f"{_TRAIN}; the target leaves a horizontal-flip augmentation on"),
+    PairSpec("msprobe_step_mismatch", "step_mismatch", "small_convnet", "one_step_ahead", TRAIN_REF,
+             _train("step_ahead", steps_before=1), where="conv1", api="Functional.conv2d",
+             description=f"{_TRAIN}; the target was dumped one optimizer step later: every parameter has "
+                         "moved by one SGD update"),
+    PairSpec("msprobe_argument_mismatch", "argument_mismatch", "small_convnet", "dropout_in_eval", EVAL_REF,
+             RunSpec("small_convnet-eval-dropout_on", "small_convnet", "eval",
+                     setup=(("dropout_in_eval", True),)),
+             where="dropout", api="Functional.dropout",
+             description="an inference forward of the small conv net; the target forgets model.eval() for "
+                         "its dropout (training=True)"),
+    # --- the generator's networks, inference ---
+    *(_clean(net, _inference(net, "reference"), _inference(net, f"autocast_{p}", autocast=p), p,
+             f"{net} inference") for net in ("mtcnn_onet", "crepe_tiny") for p in ("bf16", "fp16")),
+    PairSpec("msprobe_input_mismatch", "input_mismatch", "mtcnn_onet", "mirrored_crop",
+             _inference("mtcnn_onet", "reference"), _inference("mtcnn_onet", "mirrored", input_fault="flipped_face"),
+             description="MTCNN O-Net on the astronaut's face; the target mirrors the crop"),
+    PairSpec("msprobe_parameter_mismatch", "parameter_mismatch", "crepe_tiny", "conv3_weights",
+             _inference("crepe_tiny", "reference"),
+             _inference("crepe_tiny", "conv3_reinit", perturbed_parameter="conv3.weight"),
+             where="conv3", api="Functional.conv2d",
+             description="CREPE tiny on speech frames; the target's conv3 weights were re-initialised"),
+    PairSpec("msprobe_argument_mismatch", "argument_mismatch", "byte_transformer", "layer_norm_eps",
+             _inference("byte_transformer", "reference"),
+             _inference("byte_transformer", "eps_1e-1", argument=("blocks.1.norm2", "eps", 0.1)),
+             where="blocks.1.norm2", api="Tensor.__add__",
+             description="2-block byte transformer; block 1's second (written-out) LayerNorm adds eps=0.1 "
+                         "to the variance instead of 1e-5"),
+)
+
+
+def select(families: list[str] | None = None) -> list[PairSpec]:
+    if not families:
+        return list(CORPUS)
+    known = {p.family for p in CORPUS}
+    unknown = sorted(set(families) - known)
+    if unknown:
+        raise KeyError(f"unknown real-tool families {unknown}; known: {sorted(known)}")
+    return [p for p in CORPUS if p.family in families]
+
+
+#: The subset committed under tests/data/realtool: (pair name, level, task). Every kind, task and
+#: level appears; the first also gets msprobe's --xlsx workbook and -da first-difference files.
+FIXTURES: tuple[tuple[str, str, str], ...] = (
+    ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L1", "statistics"),
+    ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "mix", "statistics"),
+    ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L0", "statistics"),
+    ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L1", "tensor"),
+    ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L1", "md5"),
+    ("msprobe_argument_mismatch__small_convnet__dropout_in_eval", "L0", "statistics"),
+    ("msprobe_argument_mismatch__byte_transformer__layer_norm_eps", "L1", "statistics"),
+    ("msprobe_clean_bf16__small_convnet__autocast_bf16", "L1", "statistics"),
+    ("msprobe_clean_bf16__small_convnet__autocast_bf16", "mix", "statistics"),
+    ("msprobe_clean_bf16__small_convnet__autocast_bf16", "L1", "tensor"),
+    ("msprobe_clean_bf16__small_convnet__autocast_bf16", "L1", "md5"),
+    ("msprobe_clean_fp16__small_convnet__autocast_fp16", "L1", "statistics"),
+    ("msprobe_clean_fp16__mtcnn_onet__autocast_fp16", "L1", "statistics"),
+    ("msprobe_same_run__small_convnet__rerun", "L1", "md5"),
+    ("msprobe_same_run__small_convnet__rerun", "L1", "statistics"),
+    ("msprobe_parameter_mismatch__small_convnet__conv2_weights", "L1", "tensor"),
+    ("msprobe_parameter_mismatch__small_convnet__conv2_weights", "L0", "statistics"),
+    ("msprobe_parameter_mismatch__crepe_tiny__conv3_weights", "L1", "statistics"),
+    ("msprobe_input_mismatch__small_convnet__other_batch", "L1", "statistics"),
+    ("msprobe_input_mismatch__small_convnet__flip_augmentation", "mix", "statistics"),
+    ("msprobe_input_mismatch__mtcnn_onet__mirrored_crop", "L1", "tensor"),
+    ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L0", "statistics"),
+    ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L1", "statistics"),
+)
