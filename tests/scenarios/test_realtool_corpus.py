@@ -5,8 +5,7 @@ Each fixture folder holds what ``msprobe compare`` wrote (``compare_result_*.csv
 (versions, debugger config, both runs, the commands). ``target_construct.json`` is msprobe's own
 map of API calls to modules for the target run, from which the label's op was located.
 
-Tests that need the advisor's ingest of msprobe 26 files or rules for the training kinds are
-strict xfails: they flip (and then fail as XPASS) once that work is merged, so the marks must go.
+Every fixture loads, and each is diagnosed as labelled.
 """
 
 from __future__ import annotations
@@ -37,29 +36,10 @@ HEADERS = {
                        "Five Thousandths Err Ratio"] + STATS + TAIL + ["Data_name"],
     "md5": BASIC + ["NPU MD5", "BENCH MD5"] + TAIL,
 }
-INGEST = pytest.mark.xfail(strict=True, reason="needs ingest of msprobe 26 argument cells")
-TRAINING_RULES = pytest.mark.xfail(strict=True, reason="needs training rules (issue 15)")
 
 
 def _label(directory: Path) -> dict:
     return json.loads((directory / "label.json").read_text(encoding="utf-8"))
-
-
-def _has_argument_cells(directory: Path) -> bool:
-    """msprobe 26 writes a bool/str/scalar argument's value into the statistics columns; the
-    advisor's reader of today refuses such a file ("bad number 'True' in column NPU max")."""
-    frame = pd.read_csv(directory / _label(directory)["comparison"], dtype=str, keep_default_na=False)
-    return "NPU max" in frame.columns and frame["NPU Dtype"].str.startswith("<class").any()
-
-
-def _ingest_case(directory: Path):
-    return pytest.param(directory, id=directory.name, marks=[INGEST] if _has_argument_cells(directory) else [])
-
-
-def _diagnosis_case(directory: Path):
-    label = _label(directory)
-    marks = [TRAINING_RULES] if label["kind"] in TRAINING_KINDS else [INGEST] if _has_argument_cells(directory) else []
-    return pytest.param(directory, id=directory.name, marks=marks)
 
 
 def test_the_corpus_covers_every_mode_and_level_it_claims():
@@ -102,7 +82,7 @@ def test_label_points_at_a_call_of_the_file(directory):
 FORMATS = {"statistics": "msprobe-summary", "tensor": "msprobe", "md5": "msprobe-md5"}
 
 
-@pytest.mark.parametrize("directory", [_ingest_case(d) for d in FIXTURES])
+@pytest.mark.parametrize("directory", FIXTURES, ids=lambda p: p.name)
 def test_every_fixture_loads_through_the_advisors_ingest(directory):
     label = _label(directory)
     csv = directory / label["comparison"]
@@ -114,13 +94,30 @@ def test_every_fixture_loads_through_the_advisors_ingest(directory):
         assert set(rows["op_index"]) == {label["index"]}
 
 
+#: Labelled faults the comparison itself cannot show: the statistics msprobe wrote do not carry them.
+BEYOND_THE_DATA = {
+    # L0 dumps no arguments, and the module's output norm moves by 0.64 %: inside float32's 1 % threshold.
+    "msprobe_argument_mismatch__small_convnet__layer_norm_eps__L0_statistics",
+    # A horizontally flipped batch has the same max/min/mean/norm as the original: statistics mode is blind to it.
+    "msprobe_input_mismatch__small_convnet__flip_augmentation__mix_statistics",
+}
+
+
+def _diagnosis_case(directory: Path):
+    marks = [pytest.mark.xfail(strict=True, reason="the fault leaves no trace in what msprobe compared")] \
+        if directory.name in BEYOND_THE_DATA else []
+    return pytest.param(directory, id=directory.name, marks=marks)
+
+
 @pytest.mark.parametrize("directory", [_diagnosis_case(d) for d in FIXTURES])
 def test_every_fixture_is_diagnosed_as_labelled(directory):
+    """Faults are named with kind, op and index; clean pairs get no error-level finding (a warning,
+    e.g. checksums that differ on a rerun's in-place ops, may stand: it is not a verdict of a fault)."""
     label = _label(directory)
     diagnosis = analyse(AnalysisOptions(comparison=directory / label["comparison"]))
     root = diagnosis.root_cause
     if label["kind"] == "consistent":
-        assert root is None
+        assert root is None or root.severity != "error"
         assert not [f for f in diagnosis.findings if f.explained_by is None and f.severity == "error"]
         return
     assert root is not None and (root.kind, root.op, root.index) == (label["kind"], label["op"], label["index"])
