@@ -223,7 +223,7 @@ def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:
     text = str(err).strip()
     if match := re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text):
         expected, line, saw = match.groups()
-        return InputFormatError(f"row has {saw} fields but the header has {expected}", path=path,
+        return InputFormatError(f"row has {int(saw):,} fields but the header has {expected}", path=path,
                                 line=int(line))
     if match := re.search(r"EOF inside string starting at row (\d+)", text):
         return InputFormatError("quoted field never closed: the file is truncated", path=path,

@@ -265,3 +265,18 @@ def test_only_index_and_a_metric_are_required(write_result):
         read_comparison(write_result("NPUDump,GroundTruth,TensorIndex,CosineSimilarity", ["a,a,a:output:0,1"]))
     with pytest.raises(InputFormatError, match="no metric column"):
         read_comparison(write_result("Index,NPUDump,GroundTruth", ["0,a,a"]))
+
+
+# --- end to end: every fixture is diagnosed, and the reader's warning reaches the diagnosis -------
+
+@pytest.mark.parametrize("path", [
+    MSPROBE26 / "statistics.csv", MSPROBE26 / "tensor.xlsx", MSPROBE26 / "md5_first_diff.json",
+    VENDOR / "mscmp_advisor_overflow.csv", VENDOR / "mscmp_advisor_input.csv",
+    VENDOR / "msit_analyser_fake_test_csv.csv",
+], ids=lambda p: p.name)
+def test_a_fixture_of_each_kind_is_diagnosed(path):
+    from advisor.pipeline import AnalysisOptions, analyse
+
+    diagnosis = analyse(AnalysisOptions(comparison=path, plugins=False))
+    table = read_comparison(path)
+    assert all(w in diagnosis.warnings for w in table.warnings)
