@@ -97,6 +97,8 @@ def test_a_real_msprobe_result_runs_through_the_fact_builder(name):
 @pytest.mark.parametrize("path, what", [
     (MSPROBE26 / "statistics_bench_dump.json", "is an msprobe dump.json"),
     (MSPROBE26 / "statistics_diff_analyze.json", "is an msprobe first-difference analysis"),
+    (MSPROBE26 / "mix_bench_stack.json", "is an msprobe stack.json"),
+    (MSPROBE26 / "mix_bench_construct.json", "is an msprobe construct.json"),
     (VENDOR / "msaccucmp_detail_header.csv", "is a msaccucmp single-op detail file"),
 ])
 def test_a_known_non_comparison_file_is_named(path, what):

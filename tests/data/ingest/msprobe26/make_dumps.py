@@ -1,8 +1,9 @@
 """Writes the msprobe 26 dumps these fixtures were compared from (see PROVENANCE.md).
 
-    python make_dumps.py OUT_DIR TASK LEVEL RUN [SUMMARY_MODE]
+    python make_dumps.py OUT_DIR TASK LEVEL RUN [SUMMARY_MODE [EXTRA_INFO]]
 
-TASK is ``statistics`` or ``tensor``; RUN is ``bench`` or ``target``. One training step of a tiny
+TASK is ``statistics`` or ``tensor``; RUN is ``bench`` or ``target``; EXTRA_INFO ``true`` also writes
+stack.json (and, at level ``mix``, construct.json). One training step of a tiny
 network (Conv2d, BatchNorm2d in training mode, ReLU, Linear, a mean-reduced cross-entropy loss, SGD)
 on the CPU under ``msprobe.pytorch.PrecisionDebugger``. The target run differs from the bench run by
 one fault: BatchNorm's eps is 1e-2 instead of 1e-5.
@@ -32,9 +33,10 @@ class TinyNet(torch.nn.Module):
 def main() -> None:
     out, task, level, run = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     summary_mode = sys.argv[5] if len(sys.argv) > 5 else "statistics"
+    extra_info = len(sys.argv) > 6 and sys.argv[6] == "true"
     out.mkdir(parents=True, exist_ok=True)
     config = {"task": task, "dump_path": str(out / "dump"), "rank": [], "step": [], "level": level,
-              "extra_info": False, "async_dump": False,
+              "extra_info": extra_info, "async_dump": False,
               task: {"scope": [], "list": [], "data_mode": ["all"]}}
     if task == "statistics":
         config[task]["summary_mode"] = summary_mode

@@ -30,3 +30,7 @@ for name in statistics md5; do
     cp out-$name-da/diff_analyze_*.json "$HERE/${name}_diff_analyze.json"
 done
 cp statistics-bench/dump/step0/proc*/dump.json "$HERE/statistics_bench_dump.json"
+# The other files a dump writes (with extra_info on; construct.json at level mix).
+python "$HERE/make_dumps.py" mix-bench statistics mix bench statistics true
+cp mix-bench/dump/step0/proc*/stack.json "$HERE/mix_bench_stack.json"
+cp mix-bench/dump/step0/proc*/construct.json "$HERE/mix_bench_construct.json"
