@@ -398,15 +398,17 @@ TOOL_FLAGS = ("tool_precision_error", "tool_output_node")
 def _mark_tool_flags(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
     """``tool_precision_error`` / ``tool_output_node`` per op: True when msquickcmp marked any of its
     rows, False when it marked none, NA when the comparison has no such marks."""
-    op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
-    position = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy(dtype=np.float64,
-                                                                                 na_value=np.nan)[op_rows])
+    position = None
     for column in TOOL_FLAGS:
         flags = frame[column]
         known = flags.notna().to_numpy(dtype=bool)
-        if not known.any() or not len(ops):
-            ops[column] = pd.array([pd.NA] * len(ops), dtype="boolean")
+        if not known.any() or not len(ops):  # the usual case: no marks, nothing per row is allocated
+            ops[column] = pd.arrays.BooleanArray(np.zeros(len(ops), dtype=bool), np.ones(len(ops), dtype=bool))
             continue
+        if position is None:
+            op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
+            position = np.searchsorted(ops.index.to_numpy(),
+                                       frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)[op_rows])
         marked = np.bincount(position, weights=flags.fillna(False).to_numpy(dtype=bool)[op_rows],
                              minlength=len(ops)) > 0
         seen = np.bincount(position, weights=known[op_rows], minlength=len(ops)) > 0

@@ -10,7 +10,9 @@ A reader is anything with a ``name``, an ``expected_header`` (a short descriptio
 "unknown header" message), ``matches(header_fields)`` and ``read(path, encoding)``; new formats plug
 in with ``register_reader``. Formats (docs/formats.md): msaccucmp, msaccucmp-legacy, msprobe,
 msprobe-summary, msprobe-md5, msprobe-legacy, generic (never detected: needs a mapping) and
-msprobe-dump (two files: ``read_dump_pair``).
+msprobe-dump (two files: ``read_dump_pair``). Before the header is read, the first bytes say whether
+the file is an msprobe ``--xlsx`` workbook or first-difference JSON (read: msprobe_sheets.py) or a
+known file that is no comparison (refused by name: known_files.py).
 """
 
 from __future__ import annotations

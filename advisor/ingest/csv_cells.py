@@ -223,7 +223,7 @@ def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:
     text = str(err).strip()
     if match := re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text):
         expected, line, saw = match.groups()
-        return InputFormatError(f"row has {saw} fields but the header has {expected}", path=path,
+        return InputFormatError(f"row has {int(saw):,} fields but the header has {expected}", path=path,
                                 line=int(line))
     if match := re.search(r"EOF inside string starting at row (\d+)", text):
         return InputFormatError("quoted field never closed: the file is truncated", path=path,
@@ -235,9 +235,11 @@ def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:
 def check_last_row_complete(path: Path, encoding: str, n_fields: int, line: int, sep: str = ",") -> None:
     """pandas pads a short row with NA silently; a short *last* row means the file was cut."""
     with open(path, "rb") as handle:
-        handle.seek(0, 2)
-        handle.seek(max(0, handle.tell() - 65536))
+        start = max(0, handle.seek(0, 2) - 65536)
+        handle.seek(start)
         tail = handle.read().rstrip(b"\r\n")
+    if start and b"\n" not in tail:  # the last row is longer than the window: it cannot be counted here
+        return
     last = tail[tail.rfind(b"\n") + 1:]
     if last.count(b'"') % 2:  # the end of a multi-line quoted field: cannot count fields here
         return

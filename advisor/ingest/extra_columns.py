@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from advisor.ingest.csv_cells import NO_VALUE, text_column
+from advisor.ingest.csv_cells import NO_VALUE, numbers_and_words, text_column
 
 TRUE_WORDS = frozenset({"yes", "true"})
 FALSE_WORDS = frozenset({"no", "false"})
@@ -52,12 +52,14 @@ def yes_no_flags(values: pd.Series) -> pd.api.extensions.ExtensionArray:
 
 def typed_extra(cells: pd.Series) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray, bool]:
     """An unknown column's values, typed (see the module doc); and whether it is a metric."""
+    values, words = numbers_and_words(cells)  # the C parser's fast path for the usual, numeric case
+    if words is None and not np.isnan(values).all():
+        return values, True
     text = text_column(cells, NO_VALUE)
     present = text.notna().to_numpy(dtype=bool)
     if not present.any():  # nothing in it: no claim about what it holds
         return text.array, False
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    if not (present & np.isnan(values)).any():
+    if words is None:  # numbers, NaN and "no value" words only
         return values, True
     flags = yes_no_flags(text)
     if not (present & flags.isna()).any():

@@ -366,7 +366,8 @@ def canonical_columns(raw: pd.DataFrame, lines: np.ndarray, layout: Layout,
         npu_address=_text(raw, "npu_address", n),
         golden_address=_text(raw, "golden_address", n),
         shape=_text(raw, "shape", n),
-        **{role: yes_no_flags(raw[role]) if role in raw else _na_flags(n) for role in FLAG_ROLES},
+        # an absent flag column is made NA once, at full length, by ColumnChunks.frame
+        **{role: yes_no_flags(raw[role]) for role in FLAG_ROLES if role in raw},
         is_network_output=pd.array(is_output, dtype="boolean"),
         npu_only=pd.array(npu_only, dtype="boolean"),
         golden_only=pd.array(golden_only, dtype="boolean"),
@@ -420,10 +421,6 @@ def _text(raw: pd.DataFrame, role: str, n: int) -> pd.api.extensions.ExtensionAr
 
 def _na_text(n: int) -> pd.api.extensions.ExtensionArray:
     return na_array("string", n)
-
-
-def _na_flags(n: int) -> pd.api.extensions.ExtensionArray:
-    return pd.arrays.BooleanArray(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
 
 
 def _integers(raw: pd.DataFrame, role: str, layout: Layout, path: Path,

@@ -212,16 +212,19 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
 
 def _keep_unknown(cells: pd.DataFrame, table: ComparisonTable) -> None:
     known = {*TEXT_HEADERS, *VERDICT_HEADERS, *NUMBER_HEADERS, *SUMMARY_PERCENT_HEADERS, *NOT_KEPT}
+    kept: dict[str, object] = {}
     for header in cells.columns:
         if header in known or not header:
             continue
         name = user_column_name(header)
-        while name in table.frame.columns:  # two headers that snake_case alike
+        while name in table.frame.columns or name in kept:  # two headers that snake_case alike
             name += "_"
-        table.frame[name], is_metric = typed_extra(cells[header])
+        kept[name], is_metric = typed_extra(cells[header])
         table.extra_columns[name] = header
         if is_metric:
             table.extra_metrics.append(name)
+    if kept:  # one concat: column by column, a wide file would copy the frame once per column
+        table.frame = pd.concat([table.frame, pd.DataFrame(kept, index=table.frame.index, copy=False)], axis=1)
 
 
 def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:
