@@ -21,12 +21,12 @@ not have is a warning (:func:`config_warnings`), a bad value an InputFormatError
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from pathlib import Path
 from typing import Any
 
+from ..engine.conditions import suggest
 from ..errors import InputFormatError
 from ..nesting import loads_json
 from ..yamlfile import parse_yaml
@@ -169,18 +169,13 @@ def config_warnings(raw: dict[str, Any]) -> list[str]:
     tool = str(raw.get("tool") or _guess_tool(raw)).lower()
     if tool != "magicmind":
         return []
-    out = [f"unknown MagicMind config key '{key}' ignored{_nearest(key, MAGICMIND_CONFIG_KEYS)}"
+    out = [f"unknown MagicMind config key '{key}' ignored{suggest(str(key), sorted(MAGICMIND_CONFIG_KEYS))}"
            for key in raw if key not in MAGICMIND_CONFIG_KEYS]
     precision = raw.get("precision_config")
     if isinstance(precision, dict):
-        out += [f"unknown key 'precision_config.{key}' ignored{_nearest(key, MAGICMIND_PRECISION_KEYS)}"
+        out += [f"unknown key 'precision_config.{key}' ignored{suggest(str(key), sorted(MAGICMIND_PRECISION_KEYS))}"
                 for key in precision if key not in MAGICMIND_PRECISION_KEYS]
     return out
-
-
-def _nearest(key: str, known: frozenset[str]) -> str:
-    close = difflib.get_close_matches(str(key), sorted(known), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _guess_tool(raw: dict[str, Any]) -> str:
