@@ -20,6 +20,9 @@ HIDDEN_NETWORK = ("id", "fact", "output_known", "output_line", "keep_fp32_all", 
 NAME_LISTS = ("output_ops", "npu_only_names", "golden_only_names", "fusion_passes_effective")
 # Network fields whose text value is itself a key with a label (``output_source.last_op``).
 LABELLED_VALUES = ("output_source", "graph_side")
+# Counts that only mean something in a training comparison (msprobe): left out of other runs while zero.
+TRAINING_COUNTS = ("argument_rows", "arguments_compared", "differing_arguments", "counter_rows", "checksums_compared",
+                   "checksums_differ", "differing_parameters", "parameters_compared", "differing_buffers")
 ROLE_ORDER = ("root", "entry", "worst", "neighbour", "output")
 
 
@@ -41,7 +44,8 @@ def _empty(value: Any) -> bool:
 def network_rows(network: Mapping[str, Any], labels: Mapping[str, str]) -> list[Row]:
     rows = []
     for key, value in network.items():
-        if key in HIDDEN_NETWORK or _empty(value):
+        if key in HIDDEN_NETWORK or _empty(value) or (key in TRAINING_COUNTS and not value
+                                                       and not network.get("training")):
             continue
         if key in LABELLED_VALUES:
             text = labels.get(f"{key}.{value}", str(value))

@@ -13,7 +13,7 @@ from advisor.diagnosis import Diagnosis, KeyOp
 from advisor.facts.schema import FACT_FIELDS
 from advisor.report import build_view, render
 from advisor.report.labels import labels_for
-from advisor.report.run_details import HIDDEN_NETWORK
+from advisor.report.run_details import HIDDEN_NETWORK, network_rows
 
 SCRIPT = "<script>alert(1)</script>"
 
@@ -135,3 +135,14 @@ def test_markdown_has_no_empty_code_spans_or_html_code(root_cause: Diagnosis, la
     root_cause.key_ops = [key_op(12, "LayerNorm_3/Pow", ["root"], op_type=None)]
     markdown = render(root_cause, "md", lang)
     assert not re.search(r"(?<!`)``(?!`)", markdown) and "<code>" not in markdown
+
+
+def test_training_counts_show_only_where_they_mean_something() -> None:
+    labels = labels_for("en")
+    inference = {"ops": 3, "training": False, "argument_rows": 0, "checksums_compared": 0, "judged_tensors": 5}
+    shown = [row.key for row in network_rows(inference, labels)]
+    assert "argument_rows" not in shown and "checksums_compared" not in shown and "judged_tensors" in shown
+    training = {**inference, "training": True}
+    assert "argument_rows" in [row.key for row in network_rows(training, labels)]
+    differing = {**inference, "checksums_compared": 54}
+    assert "checksums_compared" in [row.key for row in network_rows(differing, labels)]
