@@ -58,6 +58,10 @@ def vendor_note(verdict: tuple[str, int | None, str] | None, root_kind: str | No
     ours = root_kind or "consistent"
     if kind == ours and (kind == "consistent" or index == root_index):
         return None
+    # The vendor's "problem node" only says where error appears: any cause of ours named at that
+    # same op (a fused op, a quantised layer, a changed weight...) agrees with it and says more.
+    if kind == "problem_node" and index is not None and index == root_index:
+        return None
     where = f" at Index {index}" + (f" ({name})" if name and name != f"Index {index}" else "") if index is not None \
         else ""
     return f"the vendor's msaccucmp advisor would report {kind.replace('_', ' ')}{where} (docs/vendor-parity.md)"

@@ -77,3 +77,12 @@ def test_where_we_differ_the_report_says_what_the_vendor_would_have_said(tmp_pat
     diagnosis = analyse(AnalysisOptions(comparison=table, plugins=False))
     assert verdict(diagnosis) == ("problem_node", 1)
     assert any("vendor's msaccucmp advisor would report fp16 overflow at Index 2" in w for w in diagnosis.warnings)
+
+
+def test_no_vendor_note_when_our_cause_names_the_vendors_problem_node():
+    """The vendor's "problem node at Index 5" and our fused-op problem at op 5 agree: no note."""
+    from advisor.engine.vendor import vendor_note
+
+    assert vendor_note(("problem_node", 5, "Conv_3"), "fused_op_problem", 5) is None
+    assert vendor_note(("problem_node", 5, "Conv_3"), "fused_op_problem", 7) is not None
+    assert vendor_note(("fp16_overflow", 5, "Conv_3"), "problem_node", 5) is not None
