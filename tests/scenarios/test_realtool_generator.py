@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.scenarios.msprobe_tool import LEVELS, TASKS, debugger_config
+from tests.conftest import SCENARIO_EXTRAS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "realtool"
 
@@ -29,8 +30,9 @@ def test_debugger_config_says_what_users_write(task, level):
         debugger_config("overflow", level, Path("/d"))
 
 
+@pytest.mark.scenarios
 def test_catalog_is_consistent_and_the_fixtures_are_its_subset():
-    pytest.importorskip("torch", reason="the catalog imports the training network (torch)")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     from benchmarks.scenarios.realtool import fixture_scenarios
     from benchmarks.scenarios.realtool_catalog import CORPUS
 
@@ -43,8 +45,9 @@ def test_catalog_is_consistent_and_the_fixtures_are_its_subset():
     assert names == sorted(p.name for p in DATA.iterdir() if (p / "label.json").is_file())
 
 
+@pytest.mark.scenarios
 def test_the_training_step_is_deterministic_and_the_faults_change_it():
-    torch = pytest.importorskip("torch", reason="needs torch")
+    torch = pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     try:
         from benchmarks.scenarios import training
         training.batch(0)
@@ -65,8 +68,9 @@ def test_the_training_step_is_deterministic_and_the_faults_change_it():
         assert not torch.equal(step(**knobs)[1], weights), knobs
 
 
+@pytest.mark.scenarios
 def test_a_fixture_regenerated_with_the_real_msprobe_gives_the_same_verdicts(tmp_path):
-    pytest.importorskip("torch", reason="needs torch")
+    pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
     pytest.importorskip("msprobe", reason="needs mindstudio-probe (the scenarios extra)")
     from benchmarks.scenarios import realtool
 
