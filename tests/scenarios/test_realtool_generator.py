@@ -81,13 +81,14 @@ def test_a_fixture_regenerated_with_the_real_msprobe_gives_the_same_verdicts(tmp
     fresh, committed = (json.loads((d / "label.json").read_text()) for d in (directories[0], DATA / scenario.name))
     assert {k: v for k, v in fresh.items() if k != "comparison"} == \
         {k: v for k, v in committed.items() if k != "comparison"}
-    # Same rows, same checksums and verdicts, except the tensor an in-place op (Tensor.add_ of BatchNorm's
-    # counter and of the optimizer update) modifies: msprobe 26 checksums that input.0 at a moment that
-    # varies between runs (seen: 14 such rows of 180 differ between two runs of the same script).
+    # Same rows, same checksums and verdicts, except the tensors an in-place op (Tensor.add_ of BatchNorm's
+    # counter and of the optimizer update) modifies: msprobe 26 checksums them at a moment that varies
+    # between runs (seen: 14 input.0 rows of 180 differ between two runs of the same script, and in a
+    # fresh CI venv an output.0 too), so every row of an in-place call is left out.
     read = {"dtype": str, "keep_default_na": False, "usecols": ["NPU Name", "NPU MD5", "BENCH MD5", "Result"]}
     fresh_rows, committed_rows = (pd.read_csv(path, **read) for path in (
         directories[0] / fresh["comparison"], DATA / scenario.name / committed["comparison"]))
     assert list(fresh_rows["NPU Name"]) == list(committed_rows["NPU Name"])
-    stable = ~fresh_rows["NPU Name"].str.match(r"^Tensor\.\w+_\.\d+\.forward\.input\.0$")
-    assert stable.sum() > 150
+    stable = ~fresh_rows["NPU Name"].str.match(r"^Tensor\.\w+_\.\d+\.")
+    assert stable.sum() > 100
     assert fresh_rows[stable].equals(committed_rows[stable])
