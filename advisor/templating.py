@@ -146,8 +146,14 @@ def template_problem(env: SandboxedEnvironment, text: str) -> str | None:
     work grow without bound), or None."""
     try:
         tree = env.parse(text)
+        return _unbounded_construct(tree)
     except TemplateSyntaxError as exc:
         return f"template error: {exc.message}"
+    except RecursionError:          # Jinja's parser and node walk recurse once per nesting level
+        return "template error: expressions nested too deeply"
+
+
+def _unbounded_construct(tree: nodes.Template) -> str | None:
     if any(True for _ in tree.find_all((nodes.Macro, nodes.CallBlock))):
         return "template error: macros and call blocks are not allowed in evidence or advice texts"
     for loop in tree.find_all(nodes.For):

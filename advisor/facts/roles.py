@@ -71,7 +71,7 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
     """Per row: ``role`` (one of ROLES) and ``role_name`` (``weight``, ``eps``...; NA when unnamed)."""
     catalog = load_roles()
     n = len(frame)
-    io = frame["io"].astype(object).to_numpy()
+    io = frame["io"].astype("string").fillna("").to_numpy(dtype=object)   # a row without io is neither
     role = np.where(io == "output", "output", "data").astype(object)
     name = np.full(n, None, dtype=object)
     # Known slots: one dictionary look-up per distinct (API, slot) pair.

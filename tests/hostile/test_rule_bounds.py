@@ -104,6 +104,7 @@ def test_an_any_of_sixty_four_still_loads(tmp_path):
      "namespace()"),
     ("{% macro f(n) %}{{ f(n) }}{{ f(n) }}{% endmacro %}{{ f(1) }}", "macros"),
     ("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", "recursive loops"),
+    ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "nested too deeply"),    # found by the 30-minute fuzz run
 ])
 @pytest.mark.parametrize("where", ["evidence", "advice"])
 def test_validate_refuses_templates_that_grow_without_bound(tmp_path, template, problem, where):
