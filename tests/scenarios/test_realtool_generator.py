@@ -81,14 +81,16 @@ def test_a_fixture_regenerated_with_the_real_msprobe_gives_the_same_verdicts(tmp
     fresh, committed = (json.loads((d / "label.json").read_text()) for d in (directories[0], DATA / scenario.name))
     assert {k: v for k, v in fresh.items() if k != "comparison"} == \
         {k: v for k, v in committed.items() if k != "comparison"}
-    # Same rows, same checksums and verdicts, except the tensors an in-place op (Tensor.add_ of BatchNorm's
-    # counter and of the optimizer update) modifies: msprobe 26 checksums them at a moment that varies
-    # between runs (seen: 14 input.0 rows of 180 differ between two runs of the same script, and in a
-    # fresh CI venv an output.0 too), so every row of an in-place call is left out.
-    read = {"dtype": str, "keep_default_na": False, "usecols": ["NPU Name", "NPU MD5", "BENCH MD5", "Result"]}
+    # Same rows in the same order; the checksums themselves are not compared: float results (and so
+    # their CRC-32) differ between library builds (a fresh CI venv differs from the machine that wrote the
+    # fixture in backward outputs), and msprobe checksums in-place ops' tensors at a moment that varies
+    # between runs of one script. What must hold is the diagnosis of the fresh file.
+    read = {"dtype": str, "keep_default_na": False, "usecols": ["NPU Name", "NPU MD5", "BENCH MD5"]}
     fresh_rows, committed_rows = (pd.read_csv(path, **read) for path in (
         directories[0] / fresh["comparison"], DATA / scenario.name / committed["comparison"]))
     assert list(fresh_rows["NPU Name"]) == list(committed_rows["NPU Name"])
-    stable = ~fresh_rows["NPU Name"].str.match(r"^Tensor\.\w+_\.\d+\.")
-    assert stable.sum() > 100
-    assert fresh_rows[stable].equals(committed_rows[stable])
+    from advisor.pipeline import AnalysisOptions, analyse
+
+    root = analyse(AnalysisOptions(comparison=directories[0] / fresh["comparison"], plugins=False)).root_cause
+    assert root is not None and (root.kind, root.op, root.index) == (committed["kind"], committed["op"],
+                                                                     committed["index"])
