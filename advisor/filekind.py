@@ -34,7 +34,7 @@ TENSOR_TEXT_MARK = "# advisor tensor"      # first line of `advisor tensor --txt
 
 @dataclass(frozen=True)
 class FileKind:
-    name: str           # npy | npz | tensor-text | comparison | json | pickle | image | ... | text | binary
+    name: str           # npy | npz | zip | tensor-text | comparison | json | pickle | image | ... | text | binary
     description: str    # "a PNG image": reads after "is"
 
     def is_a(self, *names: str) -> bool:
@@ -48,19 +48,28 @@ def sniff(path: str | Path) -> FileKind:
         complete = len(head) < HEAD_BYTES or not handle.read(1)
     if not head.strip():
         return FileKind("empty", "an empty file")
+    binary = binary_kind(head)
+    if binary is not None:
+        return binary
+    text = _as_text(head, complete)
+    if text is None:
+        return FileKind("binary", "a binary file of no kind advisor knows")
+    return _text_kind(text)
+
+
+def binary_kind(head: bytes) -> FileKind | None:
+    """The kind a file's leading bytes name (NumPy, ZIP, pickle, images...), or None for anything else.
+    The comparison reader's refusals (advisor/ingest/known_files.py) use the same recognition."""
     for magic, name, description in MAGIC:
         if head.startswith(magic):
             return FileKind(name, description)
     if head.startswith(b"PK\x03\x04"):
         if b".npy" in head[:200]:
             return FileKind("npz", "a NumPy .npz archive of several arrays (save the one you mean with numpy.save)")
-        return FileKind("archive", "a ZIP archive")
+        return FileKind("zip", "a ZIP archive")
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return FileKind("pickle", "a Python pickle")
-    text = _as_text(head, complete)
-    if text is None:
-        return FileKind("binary", "a binary file of no kind advisor knows")
-    return _text_kind(text)
+    return None
 
 
 def _as_text(head: bytes, complete: bool) -> str | None:

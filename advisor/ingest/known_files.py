@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from advisor.errors import InputFormatError
+from advisor.filekind import binary_kind
 
 XLSX = "xlsx"
 FIRST_DIFF_JSON = "first-diff-json"
@@ -33,11 +34,12 @@ def refusal(path: Path, what: str, advice: str, line: int | None = None) -> Inpu
 def kind_of(path: Path, head: bytes) -> str | None:
     """``XLSX``, ``FIRST_DIFF_JSON`` or None (a text table, or a JSON the caller refuses); raises the
     refusal for a known binary file that is no comparison."""
-    if head.startswith(b"\x93NUMPY"):
+    binary = binary_kind(head)
+    if binary is not None and binary.is_a("npy"):
         raise refusal(path, "a NumPy tensor (.npy)", TENSOR_ADVICE)
-    if head.startswith(b"PK\x03\x04"):
-        return _zip_kind(path)
-    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+    if binary is not None and binary.is_a("npz", "zip"):
+        return _zip_kind(path)      # what the archive holds: a workbook, a .pt, an .npz
+    if binary is not None and binary.is_a("pickle"):
         raise refusal(path, "a Python pickle (a PyTorch or NumPy dump)", TENSOR_ADVICE)
     text = head.lstrip().decode("utf-8", errors="replace")
     if text[:1] in ("{", "["):
