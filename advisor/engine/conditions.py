@@ -26,6 +26,7 @@ pattern), pinned by tests in tests/engine:
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,9 +188,8 @@ class PatternCompiler:
             self._problem(
                 f"'{name}' is a {field_type} field; {operand!r} is not a {field_type}", node, name)
             return None
-        if field_type == NUMBER and "e" in repr(float(operand)).lower():
-            self._problem(f"'{name}': {operand!r} is outside what durable_rules can compare (it needs "
-                          f"numbers between 0.0001 and 1e15 in magnitude, or 0)", node, name)
+        if field_type == NUMBER and not math.isfinite(operand):
+            self._problem(f"'{name}': {operand!r} is not a finite number", node, name)
             return None
         if op in ("lt", "lte", "gt", "gte") and field_type != NUMBER:
             self._problem(f"'{op}' needs a number field; '{name}' is a {field_type}",
@@ -246,6 +246,25 @@ _GUARD_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equality as durable_rules sees it: 1 == 1.0, but true is not 1 and "1" is not 1."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool) and isinstance(a, str) == isinstance(b, str)
+
+
+def split_joins(alias: str, condition: dict[str, Any]) -> tuple[dict[str, Any], list[Guard]]:
+    """A compiled pattern (``{"$and": [...]}``) without its equality joins, and those joins as
+    ``Guard``s (operator ``$eq``): what durable_rules matches on one fact alone, and what joins it
+    to the facts of earlier patterns (see joins.IndexedJoin)."""
+    terms = condition["$and"]
+    joins = [term for term in terms if _is_join(term)]
+    guards = []
+    for term in joins:
+        (field, reference), = term.items()
+        (other_alias, other_field), = reference.items()
+        guards.append(Guard(alias, field, "$eq", other_alias, other_field))
+    return {"$and": [term for term in terms if not _is_join(term)]}, guards
+
+
 @dataclass(frozen=True)
 class Guard:
     """A join comparison checked in Python on the facts durable_rules matched.
@@ -273,6 +292,8 @@ class Guard:
         right = matched.get(self.other_alias, {}).get(self.other_field)
         if left is None or right is None:   # like durable_rules: a missing field never matches
             return False
+        if self.operator == "$eq":
+            return _same(left, right)
         try:
             return _GUARD_OPERATORS[self.operator](left, right)
         except TypeError:

@@ -6,13 +6,19 @@ durable_rules facts this module is built around (see DESIGN.md):
 * identical facts raise MessageObservedException, so every fact carries a unique ``id``;
 * exceptions inside actions are swallowed onto the state, so our action wrapper catches them itself
   and the run fails with the rule's id;
-* rulesets live in a process-global engine: each run gets a unique ruleset name and deletes it after.
+* rulesets live in a process-global engine: each run gets a unique ruleset name and deletes it after;
+* its C parser segfaults or hangs on numbers in exponent notation, so facts and rulesets alike are
+  written with positional numbers (encode_json);
+* ordering joins cannot go to durable_rules (conditions.Guard), and without them it would pair every
+  fact of one pattern with every fact of the other: rules with such joins have each pattern matched
+  by durable_rules alone and are joined by index here (joins.IndexedJoin).
 Findings are asserted back as ``finding`` facts until nothing new appears, so rules can reason over
 findings (a root cause explains its downstream symptoms).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -24,14 +30,15 @@ from typing import Any
 import durable_rules_engine
 import numpy as np
 from durable import engine as durable_engine
-from jinja2 import Undefined
+from jinja2 import Template, Undefined
 
 from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
 from ..templating import render_bounded
-from .conditions import Guard
+from .conditions import split_joins
+from .joins import IndexedJoin
 from .packs import Rule, template_env
 
 MAX_ROUNDS = 10
@@ -42,19 +49,36 @@ _run_ids = itertools.count()
 OP_INDEXED = ("op", "finding", "layer")
 
 
+class _PositionalRuleset(durable_engine.Ruleset):
+    """A stock Ruleset whose definition is written with positional numbers (see encode_json)."""
+
+    def __init__(self, name: str, host: durable_engine.Host, definition: dict[str, Any]) -> None:
+        self._actions = {rule: durable_engine.Promise(spec.pop("run")) for rule, spec in definition.items()}
+        self._name = name
+        self._host = host
+        self._handle = durable_rules_engine.create_ruleset(name, encode_json(definition))
+        self._definition = definition
+
+
 class _SynchronousHost(durable_engine.Host):
     """A durable_rules Host fitted to batch analysis.
 
     * No timer threads: the stock Host starts two that poll every ruleset forever. We assert facts
       synchronously (actions run inside assert_facts) and use no timers, so nothing runs behind
       our back and nothing outlives the run.
-    * Our own JSON for facts: durable_rules 2.0.28's C parser crashes (segfault) or hangs on numbers
-      in exponent notation, which Python's json writes for any float below 1e-4 or above 1e16
-      (1e-05, 1e+20). We write every number positionally instead (see encode_facts).
+    * Our own JSON for facts and rulesets: durable_rules 2.0.28's C parser crashes (segfault) or
+      hangs on numbers in exponent notation, which Python's json writes for any float below 1e-4 or
+      above 1e16 (1e-05, 1e+20). We write every number positionally instead (see encode_json).
     """
 
     def _run(self) -> None:
         return None
+
+    def register_rulesets(self, ruleset_definitions: dict[str, Any]) -> None:
+        for name, definition in ruleset_definitions.items():
+            ruleset = _PositionalRuleset(name, self, definition)
+            self._ruleset_directory[name] = ruleset
+            self._ruleset_list.append(ruleset)
 
     def assert_facts(self, ruleset_name: str, facts: list[dict[str, Any]], complete: Any = None) -> Any:
         rules = self.get_ruleset(ruleset_name)
@@ -66,10 +90,9 @@ class _SynchronousHost(durable_engine.Host):
         return self._handle_function(rules, assert_encoded, facts, complete)
 
 
-# Facts carry numbers within +-FACT_NUMBER_LIMIT (infinities are clamped to it) and no finer than
-# 1e-20: both ends stay far from anything a rule compares, and keep the positional text short.
-FACT_NUMBER_LIMIT = 1e18
-_FACT_TINY = 1e-20
+# Infinities are written as the largest finite double (durable_rules has no infinity): they compare
+# above every finite number a rule can hold. Every other number is written exactly.
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 def _json_number(value: int | float) -> str:
@@ -77,10 +100,25 @@ def _json_number(value: int | float) -> str:
         return str(value)
     if math.isnan(value):
         raise ValueError("NaN cannot be a fact value (leave the field out instead)")
-    value = max(min(value, FACT_NUMBER_LIMIT), -FACT_NUMBER_LIMIT)
-    if abs(value) < _FACT_TINY:
-        return "0.0"
+    text = repr(value)
+    if "e" not in text and "n" not in text:     # the common case, and the fast one
+        return text
+    value = max(min(value, _LARGEST), -_LARGEST)
     return np.format_float_positional(value, unique=True, trim="0")
+
+
+def encode_json(value: Any) -> str:
+    """JSON with positional numbers only (never 1e-05): for facts and rulesets."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (int, float)):
+        return _json_number(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(key), ensure_ascii=False)}: {encode_json(item)}"
+                               for key, item in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(encode_json(item) for item in value) + "]"
+    raise TypeError(f"{type(value).__name__} cannot be written as JSON")
 
 
 def encode_facts(facts: list[dict[str, Any]]) -> str:
@@ -121,14 +159,21 @@ def _num(value: Any, digits: int = 6) -> str:
 template_env.filters["num"] = _num
 
 
-class _Collector:
-    """Builds findings from rule actions; never lets an exception escape into durable_rules."""
+@functools.lru_cache(maxsize=4096)
+def _template(text: str) -> Template:
+    """An evidence template, compiled once per text (once per rule), not once per finding."""
+    return template_env.from_string(text)
+
+
+class Collector:
+    """Builds findings and explanations from the matches of rules; never lets an exception escape
+    into durable_rules. The reference matcher (reference.py) feeds the same collector."""
 
     def __init__(self, params: dict[str, dict[str, Any]]) -> None:
         self.params = params
         self.findings: dict[str, Finding] = {}
         self.new: list[Finding] = []
-        self.explanations: list[tuple[str, str, str]] = []
+        self.explanations: dict[tuple[str, str, str], None] = {}    # an ordered set
         self.errors: list[str] = []
         self.fired: dict[str, int] = {}
         # The facts as we built them, by id: evidence is rendered from these, not from the engine's
@@ -136,23 +181,36 @@ class _Collector:
         self.originals: dict[str, dict[str, Any]] = {}
         self.subjects: dict[str, dict[str, Any]] = {}     # finding id -> the fact it is about
 
-    def action_for(self, rule: Rule, guards: list[Guard]) -> Callable[[Any], None]:
+    def original(self, fact: Any) -> dict[str, Any]:
+        return self.originals.get(fact["id"]) or dict(fact)
+
+    def fire(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
+        """One match of ``rule``: a finding, or an explanation."""
+        try:
+            self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
+            if rule.explain:
+                cause, symptom = matched[rule.explain["cause"]], matched[rule.explain["symptom"]]
+                self.explanations[(cause["id"], symptom["id"], rule.id)] = None
+            else:
+                self._emit(rule, matched)
+        except Exception as exc:  # noqa: BLE001 - reported with the rule id, see module doc
+            self.errors.append(f"rule '{rule.id}' ({rule.source}): {type(exc).__name__}: {exc}")
+
+    def action_for(self, rule: Rule) -> Callable[[Any], None]:
+        """The durable_rules action of a rule it matches whole."""
         def action(closure: Any) -> None:
             try:
-                matched = {alias: self.originals.get(closure._m[alias]["id"], dict(closure._m[alias]))
-                           for alias, _ in rule.patterns}
-                if not all(guard.holds(matched) for guard in guards):
-                    return
-                self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
-                if rule.explain:
-                    cause, symptom = matched[rule.explain["cause"]], matched[rule.explain["symptom"]]
-                    explanation = (cause["id"], symptom["id"], rule.id)
-                    if explanation not in self.explanations:
-                        self.explanations.append(explanation)
-                else:
-                    self._emit(rule, matched)
-            except Exception as exc:  # noqa: BLE001 - reported with the rule id, see module doc
+                matched = {alias: self.original(closure._m[alias]) for alias, _ in rule.patterns}
+            except Exception as exc:  # noqa: BLE001 - see module doc
                 self.errors.append(f"rule '{rule.id}' ({rule.source}): {type(exc).__name__}: {exc}")
+                return
+            self.fire(rule, matched)
+        return action
+
+    def candidate_for(self, join: IndexedJoin, alias: str) -> Callable[[Any], None]:
+        """The durable_rules action of one pattern of a rule joined here: the fact is a candidate."""
+        def action(closure: Any) -> None:
+            join.add(alias, self.original(closure._m[alias]))
         return action
 
     def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
@@ -164,7 +222,7 @@ class _Collector:
         if finding_id in self.findings:
             return
         context = {**matched, "params": {**rule.params, **self.params.get(rule.id, {})}}
-        evidence = {lang: tidy(render_bounded(template_env.from_string(text), context).strip(), lang)
+        evidence = {lang: tidy(render_bounded(_template(text), context).strip(), lang)
                     for lang, text in emit.evidence.items()}
         values: dict[str, Any] = {}
         for spec in emit.values:
@@ -213,12 +271,25 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
               params: dict[str, dict[str, Any]] | None = None) -> EngineResult:
     """Fire ``rules`` over ``facts`` (and over the findings they produce) in a fresh ruleset."""
     params = params or {}
-    collector = _Collector(params)
+    collector = Collector(params)
     definition: dict[str, Any] = {}
+    joins: list[tuple[Rule, IndexedJoin]] = []
     for rule in rules:
+        action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
-            definition[rule.id if n == 0 else f"{rule.id}#{n}"] = {
-                "all": alternative.all, "pri": rule.priority, "run": collector.action_for(rule, alternative.guards)}
+            name = rule.id if n == 0 else f"{rule.id}#{n}"
+            if not alternative.guards:
+                definition[name] = {"all": alternative.all, "pri": rule.priority, "run": action}
+                continue
+            # An ordering join: each pattern alone in durable_rules, the join here (module doc).
+            patterns = [split_joins(alias, condition) for pattern in alternative.all
+                        for alias, condition in pattern.items()]
+            aliases = [alias for pattern in alternative.all for alias in pattern]
+            join = IndexedJoin(aliases, alternative.guards + [g for _, guards in patterns for g in guards])
+            joins.append((rule, join))
+            for alias, (condition, _) in zip(aliases, patterns, strict=True):
+                definition[f"{name}@{alias}"] = {"all": [{alias: condition}], "pri": rule.priority,
+                                                 "run": collector.candidate_for(join, alias)}
     definition[CATCH_ALL] = {"all": [{"m": {"$ex": {"fact": 1}}}], "pri": 1_000_000, "run": lambda c: None}
     name = f"advisor_{os.getpid()}_{next(_run_ids)}"
     host = _SynchronousHost({name: definition})
@@ -228,6 +299,9 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             collector.originals.update((fact["id"], fact) for fact in batch)
             if batch:
                 host.assert_facts(name, batch)
+            for rule, join in joins:
+                for matched in join.matches():
+                    collector.fire(rule, matched)
             if collector.errors:
                 raise EngineError(collector.errors[0])
             new = collector.take_new()
@@ -240,6 +314,5 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     finally:
         # Free the C-side ruleset: long-lived processes (batch workers, tests) run many rulesets.
         durable_rules_engine.delete_ruleset(host.get_ruleset(name)._handle)
-    return EngineResult(findings=list(collector.findings.values()), explanations=collector.explanations,
+    return EngineResult(findings=list(collector.findings.values()), explanations=list(collector.explanations),
                         fired=collector.fired)
-
