@@ -246,7 +246,7 @@ _GUARD_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def _same(a: Any, b: Any) -> bool:
+def durable_equal(a: Any, b: Any) -> bool:
     """Equality as durable_rules sees it: 1 == 1.0, but true is not 1 and "1" is not 1."""
     return a == b and isinstance(a, bool) == isinstance(b, bool) and isinstance(a, str) == isinstance(b, str)
 
@@ -293,7 +293,7 @@ class Guard:
         if left is None or right is None:   # like durable_rules: a missing field never matches
             return False
         if self.operator == "$eq":
-            return _same(left, right)
+            return durable_equal(left, right)
         try:
             return _GUARD_OPERATORS[self.operator](left, right)
         except TypeError:

@@ -36,21 +36,23 @@ def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, st
     # difference is intended, so it need not rank before what it explains.
     expected = {f.id for f in ordered if f.severity == "info" and not f.root_cause and f.id not in causes_of}
     by_id = {f.id: f for f in ordered}
+    position: dict[str, int] = {}           # active (unexplained) finding id -> its place among them
     active: list[Finding] = []
     for finding in ordered:
         finding.explained_by = None
         finding.explains = []
     for finding in ordered:
         causes = [by_id[c] for c in causes_of.get(finding.id, ()) if c in by_id]
-        leading = [c for c in causes if c in active or c.id in expected]
+        leading = [c for c in causes if c.id in position or c.id in expected]
         if leading:
-            ranked = [c for c in leading if c in active]
-            cause = min(ranked, key=active.index) if ranked else leading[0]
+            ranked = [c for c in leading if c.id in position]
+            cause = min(ranked, key=lambda c: position[c.id]) if ranked else leading[0]
             finding.explained_by = cause.id
             cause.explains.append(finding.id)
         else:
+            position[finding.id] = len(active)
             active.append(finding)
     root = next((f for f in active if f.root_cause), None)
     explained = [f for f in ordered if f.explained_by is not None]
-    explained.sort(key=lambda f: (active.index(by_id[f.explained_by]), rank_key(f, priorities)))
+    explained.sort(key=lambda f: (position[f.explained_by], rank_key(f, priorities)))
     return root, active + explained
