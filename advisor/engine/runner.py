@@ -43,6 +43,12 @@ from .packs import Rule, template_env
 
 MAX_ROUNDS = 10
 CATCH_ALL = "__catch_all__"
+CANDIDATE = "__candidates__"
+# Every fact must match some rule's pattern, or durable_rules raises MessageNotHandledException and
+# drops the batch's actions. This rule's first pattern matches every fact; its second never does, so
+# it handles every fact without ever firing (an action per fact would cost more than the matching).
+CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__never__": 1}}}],
+                  "pri": 1_000_000, "run": lambda c: None}
 _run_ids = itertools.count()
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
@@ -53,11 +59,11 @@ class _PositionalRuleset(durable_engine.Ruleset):
     """A stock Ruleset whose definition is written with positional numbers (see encode_json)."""
 
     def __init__(self, name: str, host: durable_engine.Host, definition: dict[str, Any]) -> None:
-        self._actions = {rule: durable_engine.Promise(spec.pop("run")) for rule, spec in definition.items()}
+        self._actions = {rule: durable_engine.Promise(spec["run"]) for rule, spec in definition.items()}
         self._name = name
         self._host = host
-        self._handle = durable_rules_engine.create_ruleset(name, encode_json(definition))
-        self._definition = definition
+        self._definition = {rule: {k: v for k, v in spec.items() if k != "run"} for rule, spec in definition.items()}
+        self._handle = durable_rules_engine.create_ruleset(name, encode_json(self._definition))
 
 
 class _SynchronousHost(durable_engine.Host):
@@ -123,19 +129,34 @@ def encode_json(value: Any) -> str:
 
 def encode_facts(facts: list[dict[str, Any]]) -> str:
     """JSON for a list of flat facts, with positional numbers only (never 1e-05)."""
-    parts = []
-    for fact in facts:
-        fields = []
-        for key, value in fact.items():
-            if isinstance(value, bool) or value is None or isinstance(value, str):
-                text = json.dumps(value, ensure_ascii=False)
-            elif isinstance(value, (int, float)):
-                text = _json_number(value)
-            else:
-                raise TypeError(f"fact field '{key}' holds {type(value).__name__}; facts are flat")
-            fields.append(f"{json.dumps(str(key), ensure_ascii=False)}: {text}")
-        parts.append("{" + ", ".join(fields) + "}")
-    return "[" + ", ".join(parts) + "]"
+    return "[" + ", ".join(_encode_fact(fact) for fact in facts) + "]"
+
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def _encode_fact(fact: dict[str, Any]) -> str:
+    # Python's json writes floats as repr does: positionally from 1e-4 up to 1e16, so a fact whose
+    # floats all lie there (nearly every fact) goes through the C encoder as it is.
+    for value in fact.values():
+        kind = type(value)
+        if kind is float:
+            if not (1e-4 <= abs(value) < 1e16) and value != 0:
+                break
+        elif kind not in _PLAIN:
+            break
+    else:
+        return json.dumps(fact, ensure_ascii=False)
+    fields = []
+    for key, value in fact.items():
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            text = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, (int, float)):
+            text = _json_number(value)
+        else:
+            raise TypeError(f"fact field '{key}' holds {type(value).__name__}; facts are flat")
+        fields.append(f"{json.dumps(str(key), ensure_ascii=False)}: {text}")
+    return "{" + ", ".join(fields) + "}"
 
 
 @dataclass
@@ -207,10 +228,13 @@ class Collector:
             self.fire(rule, matched)
         return action
 
-    def candidate_for(self, join: IndexedJoin, alias: str) -> Callable[[Any], None]:
-        """The durable_rules action of one pattern of a rule joined here: the fact is a candidate."""
+    def candidates_for(self, joins: list[tuple[IndexedJoin, str]]) -> Callable[[Any], None]:
+        """The durable_rules action of a pattern of rules joined here (the same pattern of several
+        rules or alternatives is matched once): the fact is a candidate of each."""
         def action(closure: Any) -> None:
-            join.add(alias, self.original(closure._m[alias]))
+            fact = self.original(closure._m["m"])
+            for join, alias in joins:
+                join.add(alias, fact)
         return action
 
     def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
@@ -274,6 +298,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     collector = Collector(params)
     definition: dict[str, Any] = {}
     joins: list[tuple[Rule, IndexedJoin]] = []
+    candidates: dict[str, list[tuple[IndexedJoin, str]]] = {}     # one durable rule per distinct pattern
     for rule in rules:
         action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
@@ -288,9 +313,13 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             join = IndexedJoin(aliases, alternative.guards + [g for _, guards in patterns for g in guards])
             joins.append((rule, join))
             for alias, (condition, _) in zip(aliases, patterns, strict=True):
-                definition[f"{name}@{alias}"] = {"all": [{alias: condition}], "pri": rule.priority,
-                                                 "run": collector.candidate_for(join, alias)}
-    definition[CATCH_ALL] = {"all": [{"m": {"$ex": {"fact": 1}}}], "pri": 1_000_000, "run": lambda c: None}
+                text = encode_json(condition)
+                if text not in candidates:
+                    candidates[text] = []
+                    definition[f"{CANDIDATE}{len(candidates)}"] = {
+                        "all": [{"m": condition}], "pri": 0, "run": collector.candidates_for(candidates[text])}
+                candidates[text].append((join, alias))
+    definition[CATCH_ALL] = CATCH_ALL_RULE
     name = f"advisor_{os.getpid()}_{next(_run_ids)}"
     host = _SynchronousHost({name: definition})
     try:
