@@ -18,9 +18,10 @@ pattern), pinned by tests in tests/engine:
   expanded here into disjunctive normal form, and a rule with alternatives becomes several durable
   rules that share one action (findings and explanations are deduplicated);
 * an ordering join (gt, gte, lt, lte, ne against an earlier field) inside an ``$and`` makes it read
-  past a buffer and crash the process later. Those comparisons become ``Guard``s checked on the
-  matched facts before the action runs; durable_rules still matches every literal term and
-  equality join.
+  past a buffer and crash the process later. Those comparisons become ``Guard``s; a rule with any
+  has each pattern matched by durable_rules on its own (literal terms only, see ``split_joins``) and
+  its patterns joined by index in joins.IndexedJoin, so no cause x symptom pair is ever formed.
+Numbers of any magnitude are fine: rulesets are written with positional numbers (runner.encode_json).
 """
 
 from __future__ import annotations
@@ -185,8 +186,11 @@ class PatternCompiler:
             STRING: lambda v: isinstance(v, str),
         }[field_type]
         if not checker(operand):
+            hint = ""
+            if field_type == NUMBER and isinstance(operand, str) and _looks_numeric(operand):
+                hint = " (YAML reads a number like 1e20 as text: write 1.0e+20)"
             self._problem(
-                f"'{name}' is a {field_type} field; {operand!r} is not a {field_type}", node, name)
+                f"'{name}' is a {field_type} field; {operand!r} is not a {field_type}{hint}", node, name)
             return None
         if field_type == NUMBER and not math.isfinite(operand):
             self._problem(f"'{name}': {operand!r} is not a finite number", node, name)
@@ -196,6 +200,14 @@ class PatternCompiler:
                                                   node, name)
             return None
         return operand
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _count(node: Any, skip_reserved: bool = False) -> int:
