@@ -26,10 +26,13 @@ CASES = [(rule, case) for rule in CORE.rules for case in rule.cases]
 SCENARIOS = [d for corpus in ("scenarios", "realtool") for d in find_scenarios(REPO / "tests" / "data" / corpus)]
 
 
-def signature(result: EngineResult) -> tuple:
-    findings = sorted((f.id, f.rule, f.kind, f.op, f.index, f.severity, f.root_cause, f.confidence,
-                       tuple(sorted(f.evidence.items())), tuple(sorted(f.values.items())))
-                      for f in result.findings)
+def signature(result: EngineResult, evidence: bool = True) -> tuple:
+    """Findings, explanations and the rules that fired. ``evidence=False`` leaves out what comes from
+    the first of several matches making the same finding (evidence, values, confidence): which match
+    is first is each matcher's own order."""
+    findings = sorted((f.id, f.rule, f.kind, f.op, f.index, f.severity, f.root_cause) + (
+        (f.confidence, tuple(sorted(f.evidence.items())), tuple(sorted(f.values.items()))) if evidence else ())
+        for f in result.findings)
     return findings, sorted(result.explanations), sorted(rule for rule, times in result.fired.items() if times)
 
 
