@@ -46,7 +46,7 @@ class _Lookup:
             for fact in pool:
                 value = fact.get(guard.field)
                 if value is not None:
-                    table.setdefault(_key(value), []).append(fact)
+                    table.setdefault(value_key(value), []).append(fact)
             return ("eq", table)
         values = [fact.get(guard.field) for fact in pool]
         if any(value is not None and not _number(value) for value in values):
@@ -63,7 +63,7 @@ class _Lookup:
         assert guard is not None
         right = bound[guard.other_alias].get(guard.other_field)
         if index[0] == "eq":
-            return index[1].get(_key(right), []) if right is not None else []
+            return index[1].get(value_key(right), []) if right is not None else []
         if not _number(right):
             return []
         _, keys, facts = index
@@ -80,7 +80,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
-def _key(value: Any) -> Any:
+def value_key(value: Any) -> Any:
     # Like durable_rules and Guard.holds: 1 == 1.0, and a string never equals a number.
     return ("n", float(value)) if _number(value) and not isinstance(value, bool) else (type(value).__name__, value)
 
@@ -142,3 +142,49 @@ class IndexedJoin:
                 del bound[alias]
 
         yield from extend(0)
+
+
+class Prefilter:
+    """Which facts some pattern may match: a necessary condition, so facts no rule can match never
+    reach durable_rules (whose fact store has fixed-size hash indexes: every stored fact makes the
+    next ones slower).
+
+    Each pattern requires its fact kind and nearly always fields equal to literals
+    (``error_enters: true``); a fact passes when some pattern of its kind requires no literal, or when
+    it holds every literal of some pattern (found through the pattern's first literal, one dict
+    lookup per field). durable_rules then does the actual matching on what passes."""
+
+    def __init__(self) -> None:
+        self.everything = False
+        self.open: set[Any] = set()     # kinds with a pattern requiring no literal
+        # kind -> field -> value -> the literals (field, value key) of each pattern whose first is that
+        self.required: dict[Any, dict[str, dict[Any, list[list[tuple[str, Any]]]]]] = {}
+
+    def add(self, condition: dict[str, Any]) -> None:
+        terms = condition.get("$and") if set(condition) == {"$and"} else None
+        kinds = [term["fact"] for term in terms or () if set(term) == {"fact"} and not isinstance(term["fact"], dict)]
+        if not kinds:
+            self.everything = True
+            return
+        literal = [(field, value_key(value)) for term in terms for field, value in term.items()
+                   if field != "fact" and not field.startswith("$") and not isinstance(value, dict)]
+        kind = value_key(kinds[0])
+        if not literal:
+            self.open.add(kind)
+        else:
+            field, value = literal[0]
+            self.required.setdefault(kind, {}).setdefault(field, {}).setdefault(value, []).append(literal)
+
+    def may_match(self, fact: Fact) -> bool:
+        kind = fact.get("fact")
+        if kind is None or self.everything:
+            return True
+        kind = value_key(kind)
+        if kind in self.open:
+            return True
+        for field, by_value in self.required.get(kind, {}).items():
+            value = fact.get(field)
+            for literal in by_value.get(value_key(value), ()) if value is not None else ():
+                if all(fact.get(name) is not None and value_key(fact[name]) == key for name, key in literal):
+                    return True
+        return False

@@ -38,7 +38,7 @@ from ..errors import EngineError
 from ..facts.builder import clean_fact
 from ..templating import render_bounded
 from .conditions import split_joins
-from .joins import IndexedJoin
+from .joins import IndexedJoin, Prefilter
 from .packs import Rule, template_env
 
 MAX_ROUNDS = 10
@@ -299,12 +299,16 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     definition: dict[str, Any] = {}
     joins: list[tuple[Rule, IndexedJoin]] = []
     candidates: dict[str, list[tuple[IndexedJoin, str]]] = {}     # one durable rule per distinct pattern
+    prefilter = Prefilter()
     for rule in rules:
         action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
             name = rule.id if n == 0 else f"{rule.id}#{n}"
             if not alternative.guards:
                 definition[name] = {"all": alternative.all, "pri": rule.priority, "run": action}
+                for pattern in alternative.all:
+                    for condition in pattern.values():
+                        prefilter.add(condition)
                 continue
             # An ordering join: each pattern alone in durable_rules, the join here (module doc).
             patterns = [split_joins(alias, condition) for pattern in alternative.all
@@ -313,6 +317,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             join = IndexedJoin(aliases, alternative.guards + [g for _, guards in patterns for g in guards])
             joins.append((rule, join))
             for alias, (condition, _) in zip(aliases, patterns, strict=True):
+                prefilter.add(condition)
                 text = encode_json(condition)
                 if text not in candidates:
                     candidates[text] = []
@@ -326,6 +331,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
         batch = list(facts)
         for _ in range(MAX_ROUNDS):
             collector.originals.update((fact["id"], fact) for fact in batch)
+            batch = [fact for fact in batch if prefilter.may_match(fact)]
             if batch:
                 host.assert_facts(name, batch)
             for rule, join in joins:
