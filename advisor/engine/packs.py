@@ -109,8 +109,8 @@ def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Pr
                 pack.rules.append(rule)
         checker.problems.extend(rule_checker.problems)
     problems.extend(checker.problems)
-    if not pack.rules and not problems:
-        problems.append(Problem(path, None, None, "the pack has no rules"))
+    if not pack.rules and not pack.params and not pack.thresholds and not problems:
+        problems.append(Problem(path, None, None, "the pack has no rules (and no settings)"))
     return pack, problems
 
 
@@ -155,7 +155,7 @@ def _settings(settings: Any, meta: LineDict, checker: Checker) -> tuple[list[Set
         return [], []
     found: dict[str, list[Setting]] = {}
     for key in SETTING_KEYS:
-        table = settings.get(key) or {}
+        table = settings.get(key) or LineDict()
         if not isinstance(table, LineDict) or not all(
                 isinstance(v, (int, float, str, bool)) for v in table.values()):
             checker.add(f"'settings.{key}' maps names to values, e.g. {{problem-node.min_confidence: 0.7}}"
