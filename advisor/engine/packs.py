@@ -40,6 +40,7 @@ from .rulemodel import (  # noqa: F401 - the pack model, imported from here by t
     line_of,
     template_env,
 )
+from .schemacheck import schema_problems
 
 SETTING_KEYS = ("params", "thresholds")
 
@@ -123,47 +124,36 @@ def _load(path: Path, problems: list[Problem]) -> Any:
 
 
 def _pack_meta(meta: Any, path: Path, checker: Checker) -> RulePack:
+    """The pack's metadata, checked against rules/schema/pack.schema.json (structure: fields, name and
+    version patterns, settings shapes), then by hand for what a schema cannot say."""
     if not isinstance(meta, LineDict):
         checker.add("pack metadata must be a mapping with 'pack' and 'version'")
         return RulePack(name=path.stem, version="0", description="", source=path)
-    checker.unknown_keys(meta, PACK_KEYS, "pack")
+    structural = schema_problems(meta, "pack", checker.path, skip=("rules",))
+    checker.problems.extend(structural)
     name, version = meta.get("pack"), meta.get("version")
-    if not isinstance(name, str) or not ID.match(name):
-        checker.add("'pack' must be a lower-case name like 'core' or 'my-team'", meta, "pack")
-    if not isinstance(version, str) or not re.match(r"^\d+(\.\d+){0,2}([.-]?\w+)?$", version):
-        checker.add("'version' must be a version string like '1.0.0' (quote it in YAML)", meta, "version")
     needed = meta.get("min_advisor_version")
-    if needed is not None:
-        if not isinstance(needed, str) or not re.match(r"^\d+(\.\d+)*$", needed):
-            checker.add("'min_advisor_version' is a version like '0.2' (quote it in YAML)", meta,
-                        "min_advisor_version")
-        elif _version_tuple(needed) > _version_tuple(__version__):
-            checker.add(f"the pack needs advisor >= {needed}; this is advisor {__version__} "
-                        f"(pip install -U advisor)", meta, "min_advisor_version")
+    if isinstance(needed, str) and re.match(r"^\d+(\.\d+)*$", needed) \
+            and _version_tuple(needed) > _version_tuple(__version__):
+        checker.add(f"the pack needs advisor >= {needed}; this is advisor {__version__} "
+                    f"(pip install -U advisor)", meta, "min_advisor_version")
     pack = RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
-    if "settings" in meta:
-        pack.params, pack.thresholds = _settings(meta["settings"], meta, checker)
+    settings = meta.get("settings")
+    if isinstance(settings, LineDict) and not structural:      # read once its shape is right
+        pack.params, pack.thresholds = _settings(settings, checker)
     return pack
 
 
-def _settings(settings: Any, meta: LineDict, checker: Checker) -> tuple[list[Setting], list[Setting]]:
-    """``settings: {params: {RULE.PARAM: value}, thresholds: {[DTYPE.]METRIC or SECTION.KNOB: value}}``.
-    Thresholds are checked here; params name rules of any pack, so loading.load_packs checks them."""
-    if not isinstance(settings, LineDict) or set(settings) - set(SETTING_KEYS):
-        checker.add("'settings' maps 'params' and 'thresholds' to {NAME: value}", meta, "settings")
-        return [], []
+def _settings(settings: LineDict, checker: Checker) -> tuple[list[Setting], list[Setting]]:
+    """``settings: {params: {RULE.PARAM: value}, thresholds: {[DTYPE.]METRIC or SECTION.KNOB: value}}``,
+    shaped as the schema says. Thresholds are checked here; params name rules of any pack, so
+    loading.load_packs checks them."""
     found: dict[str, list[Setting]] = {}
     for key in SETTING_KEYS:
         table = settings.get(key) or LineDict()
-        if not isinstance(table, LineDict) or not all(
-                isinstance(v, (int, float, str, bool)) for v in table.values()):
-            checker.add(f"'settings.{key}' maps names to values, e.g. {{problem-node.min_confidence: 0.7}}"
-                        if key == "params" else
-                        f"'settings.{key}' maps names to numbers, e.g. {{float16.cosine: 0.98}}", settings, key)
-            found[key] = []
-            continue
-        found[key] = [Setting(str(name), value, checker.path, table.where(name)[0]) for name, value in table.items()]
+        found[key] = [Setting(str(name), value, checker.path, table.where(name)[0] if isinstance(table, LineDict)
+                              else None) for name, value in table.items()]
     for setting in found["thresholds"]:
         try:
             load_thresholds([setting.text()])
