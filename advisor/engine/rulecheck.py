@@ -17,19 +17,16 @@ from .conditions import PatternCompiler, suggest
 from .rulemodel import (
     ALIAS,
     DOC_SECTIONS,
-    EMIT_KEYS,
     FIELD_REF,
-    ID,
     KIND,
     LANGUAGES,
-    RULE_KEYS,
-    SEVERITIES,
     Emit,
     Problem,
     Rule,
     line_of,
     template_env,
 )
+from .schemacheck import schema_problems
 
 Fields = Mapping[str, Mapping[str, tuple[str, str]]]
 CASE_KEYS = {"name", "expect", "facts", "params", "findings", "count", "explains"}
@@ -52,50 +49,33 @@ class Checker:
 
 
 
-def texts(node: Any, checker: Checker, parent: Any, key: str) -> dict[str, str]:
-    if isinstance(node, dict) and set(node) - set(LANGUAGES):
-        extra = ", ".join(sorted(map(str, set(node) - set(LANGUAGES))))
-        checker.add(f"'{key}' has texts for {', '.join(LANGUAGES)} only, not '{extra}' (an unquoted comma in "
-                    f"{{en: ..., zh: ...}} splits a text: quote it)", parent, key)
-        return {}
-    if not isinstance(node, dict) or any(not isinstance(node.get(lang), str) or not node.get(lang).strip()
-                                          for lang in LANGUAGES):
-        checker.add(f"'{key}' needs non-empty texts for {' and '.join(LANGUAGES)}", parent, key)
+def texts(node: Any) -> dict[str, str]:
+    """The en/zh texts of a title or evidence mapping (the schema checks their shape)."""
+    if not isinstance(node, dict) or any(not isinstance(node.get(lang), str) for lang in LANGUAGES):
         return {}
     return {lang: node[lang] for lang in LANGUAGES}
 
 
 def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields: Fields) -> Rule | None:
-    """The rule, or None when ``checker`` got problems; ``kinds``: the finding kinds it may emit."""
+    """The rule, or None when ``checker`` got problems; ``kinds``: the finding kinds it may emit.
+    Structure comes from rules/schema/rule.schema.json (schemacheck); what follows is semantic."""
     if not isinstance(node, LineDict):
         checker.add("a rule must be a mapping")
         return None
-    checker.unknown_keys(node, RULE_KEYS, "rule")
-    for required in ("id", "title", "severity", "docs", "when", "cases"):
-        if required not in node:
-            checker.add(f"rule is missing '{required}'", node)
+    checker.problems.extend(schema_problems(node, "rule", checker.path, skip=("when", "advice"), label="rule"))
+    if "when" not in node:
+        checker.add("rule is missing 'when'", node)
     rule_id = node.get("id")
-    if rule_id is not None and (not isinstance(rule_id, str) or not ID.match(rule_id)):
-        checker.add("rule id must be kebab-case, e.g. 'fp16-overflow'", node, "id")
     severity = node.get("severity")
-    if severity is not None and severity not in SEVERITIES:
-        checker.add(f"severity must be one of {', '.join(SEVERITIES)}{suggest(str(severity), list(SEVERITIES))}",
-                    node, "severity")
-    title = texts(node.get("title"), checker, node, "title") if "title" in node else {}
+    title = texts(node.get("title"))
     docs: dict[str, dict[str, str]] = {}
     if isinstance(node.get("docs"), dict):
         for lang in LANGUAGES:
             section = node["docs"].get(lang)
-            if not isinstance(section, dict) or any(not isinstance(section.get(s), str) for s in DOC_SECTIONS):
-                checker.add(f"docs.{lang} needs '{', '.join(DOC_SECTIONS)}' texts", node["docs"], lang
-                            if lang in node["docs"] else None)
-            else:
+            if isinstance(section, dict) and all(isinstance(section.get(s), str) for s in DOC_SECTIONS):
                 docs[lang] = {s: section[s] for s in DOC_SECTIONS}
-    elif "docs" in node:
-        checker.add("'docs' maps en/zh to what/why/fix", node, "docs")
     params = node.get("params") or {}
-    if not isinstance(params, dict) or not all(isinstance(v, (int, float, str, bool)) for v in params.values()):
-        checker.add("'params' maps names to default values (numbers, strings, booleans)", node, "params")
+    if not isinstance(params, dict):
         params = {}
     patterns = _patterns(node.get("when"), node, checker)
     compiler = PatternCompiler(dict(params), fields)
@@ -106,7 +86,7 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     aliases = [alias for alias, _ in patterns]
     emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker, kinds, fields, dict(params))
     explain = _explain(node.get("explain"), node, compiler.aliases, checker)
-    if (emit is None) == (explain is None) and ("emit" in node) == ("explain" in node):
+    if ("emit" in node) == ("explain" in node):
         checker.add("a rule has exactly one of 'emit' (a finding) or 'explain' (cause -> symptom)", node)
     cases = node.get("cases")
     if not isinstance(cases, list) or not cases:
@@ -116,17 +96,13 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     else:
         _check_cases(cases, node, checker)
     tags = node.get("tags") or []
-    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+    if isinstance(tags, list) and not all(isinstance(t, str) and t.strip() for t in tags):
         checker.add("'tags' is a list of words, e.g. [fp16, overflow]", node, "tags")
-        tags = []
     priority = node.get("priority", 100)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        checker.add("'priority' must be an integer (lower fires first)", node, "priority")
-        priority = 100
     if checker.problems:
         return None
     return Rule(id=rule_id, title=title, severity=severity, root_cause=bool(node.get("root_cause", False)),
-                priority=priority, tags=tags, params=dict(params), docs=docs,
+                priority=priority, tags=list(tags), params=dict(params), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=line_of(node) or 0,
                 fields=fields)
 
@@ -158,13 +134,9 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
     if emit is None:
         return None
     if not isinstance(emit, LineDict):
-        checker.add("'emit' must be a mapping (kind, subject, confidence, evidence, values)", node, "emit")
-        return None
-    checker.unknown_keys(emit, EMIT_KEYS, "emit")
+        return None                       # the schema says what 'emit' holds
     kind = emit.get("kind")
-    if not isinstance(kind, str) or not KIND.match(kind):
-        checker.add("'emit.kind' is the finding kind in snake_case, e.g. fp16_overflow", emit, "kind")
-    elif kind not in kinds:
+    if isinstance(kind, str) and KIND.match(kind) and kind not in kinds:
         checker.add(f"no advice for kind '{kind}': add an 'advice:' page to a rule of this pack, or use a "
                     f"kind from knowledge/advice{suggest(kind, sorted(kinds))}", emit, "kind")
     subject = emit.get("subject", aliases[0] if len(aliases) == 1 else None)
@@ -181,9 +153,9 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
     op_ref = emit.get("op")
     if op_ref is not None:
         ref = FIELD_REF.match(str(op_ref))
-        if not ref or ref.group(1) not in patterns or ref.group(2) not in fields[patterns[ref.group(1)]]:
+        if ref and (ref.group(1) not in patterns or ref.group(2) not in fields[patterns[ref.group(1)]]):
             checker.add("'emit.op' is '$pattern.field' naming the op, e.g. $m.output_op", emit, "op")
-    evidence = texts(emit.get("evidence"), checker, emit, "evidence")
+    evidence = texts(emit.get("evidence"))
     for lang, text in evidence.items():
         problem = template_problem(template_env, text) or template_fields(text, patterns, fields, params)
         if problem:
@@ -192,7 +164,6 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
                         lang if isinstance(where, LineDict) else "evidence")
     values = emit.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        checker.add("'emit.values' is a list of fields ('field' of the subject or 'pattern.field')", emit, "values")
         values = []
     for value in values:
         alias, _, name = value.rpartition(".")
@@ -262,17 +233,8 @@ def _check_cases(cases: list[Any], node: LineDict, checker: Checker) -> None:
     explains = "explain" in node
     for case in cases:
         if not isinstance(case, LineDict):
-            checker.add("a case is a mapping (name, expect, facts)", node, "cases")
-            continue
-        checker.unknown_keys(case, CASE_KEYS, "case")
-        if case.get("expect") not in ("fire", "silent"):
-            checker.add("case 'expect' is 'fire' or 'silent'", case, "expect")
+            continue                      # the schema says what a case holds
         expects.add(case.get("expect"))
-        if not isinstance(case.get("name"), str):
-            checker.add("case needs a 'name'", case)
-        facts = case.get("facts")
-        if not isinstance(facts, list) or not all(isinstance(f, dict) and "fact" in f for f in facts):
-            checker.add("case 'facts' is a list of facts, each with 'fact: network|op|finding'", case, "facts")
         _check_expectations(case, explains, checker)
     if not {"fire", "silent"} <= expects:
         checker.add("'cases' needs at least one case that fires and one that stays silent", node, "cases")
@@ -286,32 +248,15 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
     if stated and case.get("expect") != "fire":
         checker.add(f"'{stated[0]}' states what a firing case gives: use it with 'expect: fire'", case, stated[0])
         return
-    count = case.get("count")
-    if "count" in case and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
-        checker.add("case 'count' is how many findings (or explanations) the rule gives: 1 or more", case, "count")
-    if "findings" in case:
-        findings = case["findings"]
-        if explains:
-            checker.add("an explain rule gives explanations, not findings: state them with 'explains'", case,
-                        "findings")
-        elif not isinstance(findings, list) or not findings or not all(isinstance(f, dict) and f for f in findings):
-            checker.add("case 'findings' is a list of mappings, e.g. [{op: Pow_12, index: 12}]", case, "findings")
-        else:
-            for finding in findings:
-                for key in finding:
-                    if key not in FINDING_KEYS:
-                        checker.add(f"unknown finding field '{key}'{suggest(str(key), sorted(FINDING_KEYS))} "
-                                    f"(a case's findings state {', '.join(sorted(FINDING_KEYS))})",
-                                    finding if isinstance(finding, LineDict) else case, key)
+    if "findings" in case and explains:
+        checker.add("an explain rule gives explanations, not findings: state them with 'explains'", case,
+                    "findings")
     if "explains" in case:
         pairs = case["explains"]
         if not explains:
             checker.add("only an explain rule gives explanations: state an emit rule's with 'findings'", case,
                         "explains")
-        elif not isinstance(pairs, list) or not pairs or not all(
-                isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
-            checker.add("case 'explains' is a list of {cause: FINDING_ID, symptom: FINDING_ID}", case, "explains")
-        else:
+        elif isinstance(pairs, list) and all(isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
             ids = {f.get("id") for f in case.get("facts") or [] if isinstance(f, dict)}
             for pair in pairs:
                 for role in ("cause", "symptom"):

@@ -34,19 +34,27 @@ def _validator(name: str) -> Any:
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
-def schema_problems(document: Any, name: str, path: Path, skip: tuple[str, ...] = ()) -> list[Problem]:
+LANGUAGE_KEYS = {"en", "zh"}
+SKIPPED = {"oneOf"}          # said better by a semantic check (exactly one of emit / explain)
+SAID_ELSEWHERE = {(("cases",), "minItems")}     # "needs one case that fires and one that stays silent"
+
+
+def schema_problems(document: Any, name: str, path: Path, skip: tuple[str, ...] = (),
+                    label: str | None = None) -> list[Problem]:
     """Every place ``document`` breaks ``<name>.schema.json``, one clear line each, at its file:line:column.
-    ``skip``: top-level keys checked elsewhere (e.g. a single-file pack's ``rules``)."""
+    ``skip``: top-level keys checked elsewhere (a rule's ``when`` by the condition compiler, its
+    ``advice`` like the knowledge pages); ``label``: what the document is, for messages ("rule")."""
     problems: list[Problem] = []
     seen: set[tuple[Any, ...]] = set()
     errors = _validator(name).iter_errors(document)
     for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
         where = tuple(error.absolute_path)
-        if where[:1] and where[0] in skip or where in seen:
+        if (where[:1] and where[0] in skip) or error.validator in SKIPPED or (where, error.validator) in seen \
+                or (where, error.validator) in SAID_ELSEWHERE:
             continue
-        seen.add(where)
+        seen.add((where, error.validator))
         line, column, key = _position(document, where, error)
-        problems.append(Problem(path, line, column, _message(error, key)))
+        problems.append(Problem(path, line, column, _message(error, key, label or name)))
     return problems
 
 
@@ -62,6 +70,8 @@ def _position(document: Any, where: tuple[Any, ...], error: Any) -> tuple[int | 
     extra = _extra_key(error)
     if extra is not None and isinstance(node, LineDict):
         return (*node.where(extra), extra)
+    if error.validator == "required" and isinstance(node, LineDict):
+        return (*node.where(None), None)
     target = parent if isinstance(parent, LineDict) and isinstance(key, str) else node
     if isinstance(target, LineDict):
         return (*target.where(key if target is parent else None), key if isinstance(key, str) else None)
@@ -76,15 +86,44 @@ def _extra_key(error: Any) -> str | None:
     return None
 
 
-def _message(error: Any, key: str | None) -> str:
-    place = ".".join(str(p) for p in error.absolute_path)
+def _what(path: tuple[Any, ...], label: str) -> str:
+    """What the object at ``path`` is called: the document's label, 'case' for cases[2], 'emit'..."""
+    if not path:
+        return label
+    if isinstance(path[-1], int) and len(path) > 1:
+        return str(path[-2]).removesuffix("s")
+    return ".".join(str(p) for p in path)
+
+
+def _message(error: Any, key: str | None, label: str) -> str:
+    path = tuple(error.absolute_path)
+    place = ".".join(str(p) for p in path) or label
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    hint = schema.get("description")
     if error.validator == "additionalProperties" and key is not None:
-        allowed = sorted(error.schema.get("properties", {}))
-        return (f"unknown field '{key}'{' in ' + place if place else ''}{suggest(key, allowed)}"
-                f" (allowed: {', '.join(allowed)})")
+        allowed = sorted(schema.get("properties", {}))
+        if set(allowed) == LANGUAGE_KEYS:
+            return (f"'{place}' has texts for en, zh only, not '{key}' (an unquoted comma in {{en: ..., zh: ...}} "
+                    f"splits a text: quote it)")
+        return f"unknown {_what(path, label)} field '{key}'{suggest(key, allowed)}"
+    if error.validator == "required":
+        missing = next((r for r in error.validator_value if r not in error.instance), "?")
+        return f"{_what(path, label) if len(path) <= 2 else place} is missing '{missing}'"
+    if error.validator == "enum":
+        choices = [str(c) for c in error.validator_value]
+        return f"{place} must be one of {', '.join(choices)}{suggest(str(error.instance), choices)}"
+    if error.validator in ("pattern", "type"):
+        expected = hint or (f"a {error.validator_value}" if error.validator == "type" else
+                            f"text matching {error.validator_value}")
+        return f"{place} must be {expected} (got {error.instance!r})"
+    if error.validator in ("minimum", "maximum"):
+        bound = "at least" if error.validator == "minimum" else "at most"
+        return f"{place} must be {bound} {error.validator_value} (got {error.instance!r})"
+    if error.validator == "minItems":
+        return f"{place} needs at least {error.validator_value} item(s)"
+    if error.validator == "minLength":
+        return f"{place} must not be empty"
     text = " ".join(error.message.split())
     if len(text) > 200:
         text = text[:197] + "..."
-    hint = error.schema.get("description") if isinstance(error.schema, dict) else None
-    text += f" ({hint})" if hint and error.validator in ("pattern", "type", "enum") else ""
-    return f"'{place}': {text}" if place else text
+    return f"{place}: {text}"

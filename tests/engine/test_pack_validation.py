@@ -95,7 +95,7 @@ def test_missing_chinese_docs_and_missing_silent_case_are_both_reported(tmp_path
     text = GOOD_RULE.replace("  zh: {what: Pow 以 FP16 运行。, why: 容易溢出。, fix: 保持 FP32。}\n", "")
     text = text[: text.index("  - name: fp32 pow")]
     problems = problems_of(make_pack(tmp_path, text))
-    assert any("docs.zh needs" in p for p in problems)
+    assert any("rule.yaml:5:3: docs is missing 'zh'" in p for p in problems), problems
     assert any("at least one case that fires and one that stays silent" in p for p in problems)
 
 

@@ -100,7 +100,7 @@ def test_a_case_states_what_an_explain_rule_explains(tmp_path, capsys):
 
 @pytest.mark.parametrize(("extra", "says"), [
     ("    findings: [{opp: Pow_1}]\n", "unknown finding field 'opp' (did you mean 'op'?)"),
-    ("    count: 0\n", "case 'count' is how many findings"),
+    ("    count: 0\n", "cases.0.count must be at least 1 (got 0)"),
     ("    explains: [{cause: a, symptom: b}]\n", "only an explain rule gives explanations"),
 ])
 def test_mistakes_in_case_expectations_are_validation_errors(tmp_path, extra, says):
