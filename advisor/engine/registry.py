@@ -13,7 +13,6 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..advice import AdviceBook
 from ..facts.schema import BOOL, FACT_FIELDS, NUMBER, STRING
@@ -56,11 +55,3 @@ def describe(fields: FieldTable, kind: str | None = None) -> list[tuple[str, str
     kinds = [kind] if kind is not None else list(fields)
     return [(k, name, spec[0], spec[1]) for k in kinds for name, spec in fields[k].items()]
 
-
-def plain(value: Any) -> Any:
-    """A YAML value as plain dicts and lists (LineDicts dropped), for comparing and dumping."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
