@@ -81,20 +81,39 @@ def advice_dir() -> Path:
     return data_dir("knowledge") / "advice"
 
 
-# Advice pages that rule packs carry inline (kind -> (page, where it was defined)).
-_pack_pages: dict[str, tuple[dict[str, Any], str]] = {}
+class AdviceBook:
+    """The advice pages one run can show: the built-in knowledge pages plus the pages its rule packs
+    carry inline. One book per run (packs loaded for one job never leak into another); a kind has one
+    page, and the built-in pages cannot be replaced."""
 
+    def __init__(self, inline: dict[str, tuple[dict[str, Any], str]] | None = None) -> None:
+        self.inline: dict[str, tuple[dict[str, Any], str]] = dict(inline or {})   # kind -> (page, "file:line")
 
-def register_page(kind: str, page: dict[str, Any], source: str) -> None:
-    """Add a rule pack's inline advice page. A kind has one page: a second, different definition is
-    an error naming both places; the built-in knowledge pages cannot be replaced."""
-    if (advice_dir() / f"{kind}.yaml").is_file():
-        raise KnowledgeError(f"kind '{kind}' already has a built-in advice page; emit it without inline "
-                             f"advice, or choose another kind", path=source)
-    if kind in _pack_pages and _pack_pages[kind][0] != page:
-        raise KnowledgeError(f"advice for kind '{kind}' is defined twice, also in {_pack_pages[kind][1]}",
-                             path=source)
-    _pack_pages[kind] = (page, source)
+    def add(self, kind: str, page: dict[str, Any], source: str) -> None:
+        """Add a rule pack's inline page; a second, different page for the kind names both places."""
+        if kind in builtin_kinds():
+            raise KnowledgeError(f"kind '{kind}' already has a built-in advice page; emit it without inline "
+                                 f"advice, or choose another kind", path=source)
+        if kind in self.inline and self.inline[kind][0] != page:
+            raise KnowledgeError(f"advice for kind '{kind}' is defined twice, also in {self.inline[kind][1]}",
+                                 path=source)
+        self.inline[kind] = (page, source)
+
+    def page(self, kind: str) -> dict[str, Any]:
+        if kind in self.inline:
+            return self.inline[kind][0]
+        return _knowledge_page(kind)
+
+    def source(self, kind: str) -> tuple[Path, int | None]:
+        """The file (and line) that defines the page of ``kind``: a rule pack's file for inline pages."""
+        if kind in self.inline:
+            where = self.inline[kind][1]
+            path, _, line = where.rpartition(":")
+            return (Path(path), int(line)) if path and line.isdigit() else (Path(where), None)
+        return advice_dir() / f"{kind}.yaml", None
+
+    def kinds(self) -> list[str]:
+        return sorted(set(builtin_kinds()) | set(self.inline))
 
 
 def clear_cache() -> None:
@@ -102,10 +121,8 @@ def clear_cache() -> None:
     _knowledge_page.cache_clear()
 
 
-def load_page(kind: str) -> dict[str, Any]:
-    if kind in _pack_pages:
-        return _pack_pages[kind][0]
-    return _knowledge_page(kind)
+def load_page(kind: str, book: AdviceBook | None = None) -> dict[str, Any]:
+    return (book or AdviceBook()).page(kind)
 
 
 @cache
@@ -142,16 +159,13 @@ def validate_page(page: Any, path: Path) -> None:
                 raise KnowledgeError(problem, path=path, field=f"{lang}.{section}")
 
 
-def page_source(kind: str) -> tuple[Path, int | None]:
-    """The file (and line) that defines the advice page of ``kind``: a rule pack's file for inline pages."""
-    if kind in _pack_pages:
-        path, _, line = _pack_pages[kind][1].rpartition(":")
-        return (Path(path), int(line)) if path and line.isdigit() else (Path(_pack_pages[kind][1]), None)
-    return advice_dir() / f"{kind}.yaml", None
+def builtin_kinds() -> list[str]:
+    """The finding kinds with a page in knowledge/advice (what every pack may emit)."""
+    return sorted(p.stem for p in advice_dir().glob("*.yaml"))
 
 
-def known_kinds() -> list[str]:
-    return sorted({p.stem for p in advice_dir().glob("*.yaml")} | set(_pack_pages))
+def known_kinds(book: AdviceBook | None = None) -> list[str]:
+    return (book or AdviceBook()).kinds()
 
 
 @lru_cache(maxsize=1024)
@@ -170,10 +184,13 @@ def preferred_backends(chosen: Sequence[str], training: bool = False) -> tuple[s
     return ("training", *preferred) if training else preferred
 
 
-def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()) -> Advice:
+def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = (),
+                  book: AdviceBook | None = None) -> Advice:
     """The finding's advice page rendered. ``prefer``: backends whose fix comes first (the build's
-    tool, or the --backend choice), so the one-line summary speaks to the user's toolchain."""
-    page = load_page(finding.kind)
+    tool, or the --backend choice), so the one-line summary speaks to the user's toolchain. ``book``:
+    the run's advice pages (built-in only when None)."""
+    book = book or AdviceBook()
+    page = book.page(finding.kind)
     body = page[lang]
     context = {
         "op": finding.op,
@@ -187,7 +204,7 @@ def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()
         try:
             return tidy(render_bounded(_compiled(str(text)), context).strip(), lang)
         except TemplateError as exc:
-            path, line = page_source(finding.kind)
+            path, line = book.source(finding.kind)
             raise KnowledgeError(f"template error: {exc}", path=path, line=line, field=f"{lang}.{section}") from None
 
     order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer and b != "training"]

@@ -162,6 +162,9 @@ class Diagnosis:
     remedy: Remedy | None = None                         # the fix in each backend's syntax (advisor/remedy)
     backends: tuple[str, ...] = ()                       # the user's toolchain(s): their advice comes first
     key_ops: list[KeyOp] = field(default_factory=list)   # the ops that matter, for the per-op table
+    # The advice pages the run's rule packs carried inline (kind -> (page, "file:line")): the report
+    # renders advice from these and the built-in pages (advice.AdviceBook), never from another run's.
+    advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:

@@ -14,6 +14,7 @@ from .config import load_config
 from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Series
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
+from .engine.registry import Registry
 from .engine.runner import run_rules
 from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
@@ -60,16 +61,17 @@ class AnalysisOptions:
     backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
 
 
-def _check_settings(settings: Path | None, rules: list) -> None:
+def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
     """The project settings' own rule ids, parameters and thresholds, checked alone first, so a mistake in
-    advisor.toml is named as one (not as a command-line option the user never gave)."""
+    advisor.toml is named as one (not as a command-line option the user never gave). ``knobs``: the
+    packs' thresholds, applied first."""
     if settings is None:
         return
     config = load_config(settings)
     try:
         checked = select_rules(rules, config.disable, config.severity)
         parse_param_overrides(config.params, checked)
-        load_thresholds(config.thresholds)
+        load_thresholds((*knobs, *config.thresholds))
     except UsageError as exc:
         raise UsageError(exc.message, path=settings) from None
 
@@ -87,13 +89,17 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     # Plugins first: their fact kinds must be known before rule packs that use them are validated.
     if options.simulation is not None and options.build_config is None:
         raise UsageError("--simulation needs --config: the build config says which layers are quantised")
-    providers, provider_warnings = load_providers() if options.plugins else ([], [])
-    pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins)
+    registry = Registry()
+    providers, provider_warnings = load_providers(registry) if options.plugins else ([], [])
+    pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins,
+                          registry=registry)
     packs = pack_set.packs
-    _check_settings(options.settings, pack_set.rules)
+    _check_settings(options.settings, pack_set.rules, pack_set.thresholds())
     rules = select_rules(pack_set.rules, options.disable, options.severity)
-    params = parse_param_overrides(options.params, rules)
-    thresholds = load_thresholds(options.thresholds)
+    # Precedence: built-in defaults < packs' settings (in load order) < project settings < command line
+    # (options.params / thresholds hold the project's, then the command line's: the last one wins).
+    params = _pack_params(pack_set.params(), rules, options.params)
+    thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
     build = _build_config(options.build_config)
     stage(STAGES[1])
     graph = read_graph(options.graph) if options.graph else None
@@ -107,7 +113,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     stage(STAGES[3])
     evidence = _evidence(options, table, facts, graph, thresholds, build)
     stage(STAGES[4])
-    result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network), params)
+    result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network, registry),
+                       params)
     stage(STAGES[5])
     _attach_source_lines(result.findings, table)
     root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
@@ -133,7 +140,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                 **({"fusion": str(options.fusion)} if options.fusion else {})},
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
         thresholds=thresholds.as_dict(),
-        overrides={"thresholds": list(options.thresholds), "params": params,
+        overrides={"thresholds": [*pack_set.thresholds(), *options.thresholds], "params": params,
                    "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
                    "severity": dict(options.severity),
                    "settings": str(options.settings) if options.settings else None},
@@ -146,7 +153,19 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
+        advice_pages=dict(registry.advice.inline),
     )
+
+
+def _pack_params(from_packs: tuple[str, ...], rules: list, given: tuple[str, ...]) -> dict[str, dict]:
+    """The packs' params (checked when the packs loaded; those of a disabled rule dropped) under the
+    user's (``--set`` and the project settings, checked here as the user's own)."""
+    enabled = {rule.id for rule in rules}
+    merged = parse_param_overrides([text for text in from_packs if text.partition("=")[0].rpartition(".")[0]
+                                    in enabled], rules)
+    for rule_id, values in parse_param_overrides(given, rules).items():
+        merged.setdefault(rule_id, {}).update(values)
+    return merged
 
 
 def _typed_remedy(remedy: Remedy | None, facts: FactSet) -> Remedy | None:

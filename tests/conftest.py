@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,14 @@ EXAMPLE = REPO / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
 # Real files from public projects, beside the checkout (never copied into it); see its SOURCES.md.
 REALDATA = REPO / ".." / "shared" / "realdata"
 
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _pack_cache_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Parsed rule packs are cached on disk (advisor/engine/packcache.py): the tests keep theirs in one
+    folder of this session (subprocesses inherit it), never in the user's cache."""
+    if "ADVISOR_CACHE_DIR" not in os.environ:
+        os.environ["ADVISOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("advisor-cache"))
 
 @pytest.fixture
 def realdata():

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..engine.loading import load_packs, parse_param_overrides, select_rules
+from ..engine.registry import Registry
 from ..errors import AdvisorError
+from ..facts.providers import load_providers
 from ..facts.thresholds import load_thresholds
 from .jobs import Batch, Job
 from .manifest import ManifestError
@@ -30,10 +32,12 @@ def check_options(batch: Batch) -> None:
 
 def _check(job: Job, fail: Callable[[AdvisorError], None]) -> None:
     try:
-        pack_set = load_packs(job.rule_packs, builtin=job.builtin_rules)
+        registry = Registry()                  # the job's own, as analyse() makes it
+        load_providers(registry)
+        pack_set = load_packs(job.rule_packs, builtin=job.builtin_rules, registry=registry)
         rules = select_rules(pack_set.rules, job.disable, dict(job.severity))
         parse_param_overrides(job.params, rules)
-        load_thresholds(job.thresholds)
+        load_thresholds((*pack_set.thresholds(), *job.thresholds))
     except AdvisorError as exc:
         fail(exc)
 

@@ -13,6 +13,7 @@ from ..engine.cases import run_pack_cases
 from ..engine.conditions import suggest
 from ..engine.loading import builtin_pack_paths, installed_packs, load_packs
 from ..engine.packs import Rule, check_pack, load_pack
+from ..engine.registry import Registry, describe
 from ..engine.scaffold import scaffold_pack
 from ..errors import UsageError
 from ..facts.providers import load_providers
@@ -40,6 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     docs.add_argument("packs", nargs="*", type=input_path, metavar="PACK", help=packs_help)
     docs.add_argument("-o", "--output", type=Path, metavar="DIR", help="folder for the pages (default: print)")
     docs.add_argument("--lang", choices=("en", "zh"), default="en")
+    fields = actions.add_parser("fields", help="the facts rules can match: kinds, fields, types, meanings",
+                                description="print the fact schema (with installed fact providers' kinds): "
+                                            "every field a 'when' pattern or an evidence template can name")
+    fields.add_argument("fact", nargs="?", metavar="FACT", help="one fact kind, e.g. op (default: every kind)")
     new = actions.add_parser("new", help="scaffold a pack with one rule and its cases",
                              description="scaffold a pack with one working rule and its two cases")
     new.add_argument("name", help="pack name, kebab-case (e.g. my-team)")
@@ -49,19 +54,36 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def execute(args: argparse.Namespace) -> int:
     command = args.rules_command
     # Installed fact providers add fact kinds that installed or named packs may use.
-    for warning in load_providers()[1]:
+    registry = Registry()
+    for warning in load_providers(registry)[1]:
         print(warning, file=sys.stderr)
+    if command == "fields":
+        return _fields(registry, args.fact)
     if command == "new":
         folder = scaffold_pack(args.name, args.dir)
         print(f"created {folder}: edit {folder / (args.name + '-slow-softmax.yaml')}, then run "
               f"'advisor rules test {folder}' and 'advisor run RESULT.csv --rules {folder}'")
         return 0
     if command == "show":
-        return _show(args.rule_id, args.rules, args.lang)
+        return _show(args.rule_id, args.rules, args.lang, registry)
     paths = args.packs or _default_paths()
     if command == "docs":
-        return _docs(paths, args.output, args.lang)
-    return {"validate": _validate, "test": _test, "list": _list}[command](paths)
+        return _docs(paths, args.output, args.lang, registry)
+    return {"validate": _validate, "test": _test, "list": _list}[command](paths, registry)
+
+
+def _fields(registry: Registry, kind: str | None) -> int:
+    if kind is not None and kind not in registry.fields:
+        raise UsageError(f"no fact kind '{kind}'{suggest(kind, list(registry.fields))}; "
+                         f"known: {', '.join(registry.fields)}")
+    current = None
+    for fact, name, field_type, description in describe(registry.fields, kind):
+        if fact != current:
+            owner = registry.providers.get(fact)
+            print(("" if current is None else "\n") + f"{fact}" + (f" (fact provider '{owner}')" if owner else ""))
+            current = fact
+        print(f"  {name:<30} {field_type:<7} {description}")
+    return 0
 
 
 def _default_paths() -> list[Path]:
@@ -74,10 +96,10 @@ def _default_paths() -> list[Path]:
     return builtin_pack_paths() + installed
 
 
-def _validate(paths: list[Path]) -> int:
+def _validate(paths: list[Path], registry: Registry) -> int:
     failed = False
     for path in paths:
-        pack, problems = check_pack(path)
+        pack, problems = check_pack(path, registry)
         for problem in problems:
             print(problem, file=sys.stderr)
         if problems:
@@ -88,14 +110,14 @@ def _validate(paths: list[Path]) -> int:
     return 2 if failed else 0
 
 
-def _test(paths: list[Path]) -> int:
+def _test(paths: list[Path], registry: Registry) -> int:
     failures = total = 0
     for path in paths:
-        pack = load_pack(path)
+        pack = load_pack(path, registry)
         for result in run_pack_cases(pack):
             total += 1
             failures += not result.passed
-            detail = f" ({result.error})" if result.error else (
+            detail = f" ({result.error or result.mismatch})" if result.error or result.mismatch else (
                 "" if result.passed else f" (expected to {result.expected}, "
                                          f"{'fired' if result.fired else 'stayed silent'})")
             print(f"{'PASS' if result.passed else 'FAIL'} {pack.name}/{result.rule}: {result.case} "
@@ -104,9 +126,9 @@ def _test(paths: list[Path]) -> int:
     return 1 if failures else 0
 
 
-def _list(paths: list[Path]) -> int:
+def _list(paths: list[Path], registry: Registry) -> int:
     for path in paths:
-        pack = load_pack(path)
+        pack = load_pack(path, registry)
         print(f"{pack.name} {pack.version} ({pack.source})")
         for rule in pack.rules:
             kind = rule.emit.kind if rule.emit else "(explains)"
@@ -114,16 +136,16 @@ def _list(paths: list[Path]) -> int:
     return 0
 
 
-def _find_rule(rule_id: str, extra: list[Path]) -> Rule:
-    rules = load_packs(extra).rules
+def _find_rule(rule_id: str, extra: list[Path], registry: Registry) -> Rule:
+    rules = load_packs(extra, registry=registry).rules
     for rule in rules:
         if rule.id == rule_id:
             return rule
     raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, [r.id for r in rules])}")
 
 
-def _show(rule_id: str, extra: list[Path], lang: str) -> int:
-    rule = _find_rule(rule_id, extra)
+def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int:
+    rule = _find_rule(rule_id, extra, registry)
     print(f"{rule.id}: {rule.title[lang]}")
     print(f"  pack {rule.pack}, {rule.source}:{rule.line}")
     print(f"  severity {rule.severity}{', names a root cause' if rule.root_cause else ''}, priority {rule.priority}")
@@ -144,14 +166,14 @@ def _show(rule_id: str, extra: list[Path], lang: str) -> int:
     return 0
 
 
-def _docs(paths: list[Path], output: Path | None, lang: str) -> int:
+def _docs(paths: list[Path], output: Path | None, lang: str, registry: Registry) -> int:
     env = Environment(loader=FileSystemLoader(data_dir("reports")), undefined=StrictUndefined,
                       keep_trailing_newline=True, autoescape=False)
     template = env.get_template("rule-doc.md.j2")
     labels = {key.split(".", 1)[1]: text for key, text in labels_for(lang).items() if key.startswith("ruledoc.")}
     pages = []
     for path in paths:
-        for rule in load_pack(path).rules:
+        for rule in load_pack(path, registry).rules:
             firing = next(case for case in rule.cases if case["expect"] == "fire")
             example = yaml.safe_dump(_plain(firing["facts"]), allow_unicode=True, sort_keys=False).rstrip()
             pages.append((rule.id, template.render(rule=rule, lang=lang, labels=labels, example=example)))

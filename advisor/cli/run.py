@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..advice import preferred_backends, render_advice
+from ..advice import AdviceBook, preferred_backends, render_advice
 from ..config import ProjectConfig, load_config
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
@@ -184,8 +184,8 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(words["term.verdict"].format(text=f"{title} {rating}"))
         lines.append(words["term.evidence"].format(text=root.evidence.get(lang, root.evidence.get("en", ""))))
         lines.append(words["term.fix"].format(
-            text=render_advice(root, lang, preferred_backends(diagnosis.backends,
-                                                        bool(net.get("training")))).summary))
+            text=render_advice(root, lang, preferred_backends(diagnosis.backends, bool(net.get("training"))),
+                               AdviceBook(diagnosis.advice_pages)).summary))
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)

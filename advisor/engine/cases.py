@@ -1,13 +1,20 @@
 """Run each rule's own test cases: a rule is not done until a case shows it firing on a true case
-and staying silent on a clean one."""
+and staying silent on a clean one.
+
+A firing case may also say what the rule gives (checked here, described in docs/rule-packs.md):
+``findings`` (each a mapping of ``kind``, ``op``, ``index``; every one must match a finding of the
+rule, in any order), ``count`` (exactly how many findings, or explanations for an explain rule) and
+``explains`` (each ``{cause: ID, symptom: ID}``, ids of the case's finding facts).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..facts.builder import clean_fact
 from .packs import Rule, RulePack
-from .runner import run_rules
+from .runner import EngineResult, run_rules
 
 
 @dataclass
@@ -17,10 +24,11 @@ class CaseResult:
     expected: str           # "fire" or "silent"
     fired: bool
     error: str | None = None
+    mismatch: str | None = None      # what the case states about the findings that did not hold
 
     @property
     def passed(self) -> bool:
-        return self.error is None and self.fired == (self.expected == "fire")
+        return self.error is None and self.mismatch is None and self.fired == (self.expected == "fire")
 
 
 def run_case(rule: Rule, case: dict) -> CaseResult:
@@ -29,7 +37,41 @@ def run_case(rule: Rule, case: dict) -> CaseResult:
         result = run_rules([rule], facts, {rule.id: dict(case.get("params") or {})})
     except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
         return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
-    return CaseResult(rule.id, case["name"], case["expect"], result.fired.get(rule.id, 0) > 0)
+    fired = result.fired.get(rule.id, 0) > 0
+    mismatch = expectation_mismatch(rule, case, result) if fired and case["expect"] == "fire" else None
+    return CaseResult(rule.id, case["name"], case["expect"], fired, mismatch=mismatch)
+
+
+def expectation_mismatch(rule: Rule, case: dict[str, Any], result: EngineResult) -> str | None:
+    """The first thing the case states about the rule's findings or explanations that does not hold."""
+    findings = [f for f in result.findings if f.rule == rule.id]
+    explanations = [(cause, symptom) for cause, symptom, by in result.explanations if by == rule.id]
+    given = len(explanations) if rule.explain else len(findings)
+    if "count" in case and given != case["count"]:
+        what = "explanation(s)" if rule.explain else "finding(s)"
+        return f"expected {case['count']} {what}, got {given}"
+    for wanted in case.get("findings") or []:
+        if not any(all(_same(getattr(f, key), value) for key, value in wanted.items()) for f in findings):
+            got = "; ".join(f"kind={f.kind} op={f.op} index={f.index}" for f in findings) or "none"
+            return f"no finding with {_spec(wanted)} (got: {got})"
+    for pair in case.get("explains") or []:
+        if (pair["cause"], pair["symptom"]) not in explanations:
+            got = "; ".join(f"{c} explains {s}" for c, s in explanations) or "none"
+            return f"'{pair['cause']}' does not explain '{pair['symptom']}' (got: {got})"
+    return None
+
+
+def _same(actual: Any, wanted: Any) -> bool:
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and actual is not None:
+        try:
+            return float(actual) == float(wanted)
+        except (TypeError, ValueError):
+            return False
+    return actual == wanted
+
+
+def _spec(wanted: dict[str, Any]) -> str:
+    return " ".join(f"{key}={value}" for key, value in wanted.items())
 
 
 def run_pack_cases(pack: RulePack) -> list[CaseResult]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +60,10 @@ class PatternCompiler:
     """Checks and compiles the patterns of one rule. Problems are collected, never raised one by
     one, so `advisor rules validate` can list every mistake at once."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: dict[str, Any],
+                 fields: Mapping[str, Mapping[str, tuple[str, str]]] = FACT_FIELDS) -> None:
         self.params = params
+        self.fields = fields                    # the run's fact schema (engine.registry.Registry.fields)
         self.aliases: dict[str, str] = {}       # alias -> fact kind, in pattern order
         self.problems: list[ConditionProblem] = []
         self.expanded = 1                       # alternatives of the rule so far (product over its patterns)
@@ -76,9 +78,9 @@ class PatternCompiler:
             self._problem("a pattern must be a mapping", node, None)
             return []
         kind = node.get("fact")
-        if kind not in FACT_FIELDS:
-            message = (f"unknown fact kind '{kind}'{suggest(str(kind), list(FACT_FIELDS))}; "
-                       f"known: {', '.join(FACT_FIELDS)}" if kind is not None
+        if kind not in self.fields:
+            message = (f"unknown fact kind '{kind}'{suggest(str(kind), list(self.fields))}; "
+                       f"known: {', '.join(self.fields)}" if kind is not None
                        else "each pattern names its fact kind: 'fact: network|op|finding'")
             self._problem(message, node, "fact")
             return []
@@ -124,7 +126,7 @@ class PatternCompiler:
         return alternatives
 
     def _field(self, node: dict[str, Any], name: str, spec: Any, kind: str) -> list[list[dict]] | None:
-        fields = FACT_FIELDS[kind]
+        fields = self.fields[kind]
         if name not in fields:
             hint = suggest(name, list(fields) + list(GROUPS))
             self._problem(f"'{kind}' facts have no field '{name}'{hint}", node, name)
@@ -165,7 +167,7 @@ class PatternCompiler:
                     f"'{operand}' refers to pattern '{alias}', which is not an earlier pattern "
                     f"(earlier: {known})", node, name)
                 return None
-            ref_fields = FACT_FIELDS[self.aliases[alias]]
+            ref_fields = self.fields[self.aliases[alias]]
             if field not in ref_fields:
                 self._problem(
                     f"'{operand}': '{self.aliases[alias]}' facts have no field '{field}'"

@@ -16,10 +16,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import RulePackError, UsageError
+from ..errors import KnowledgeError, RulePackError, UsageError
 from ..resources import data_dir
 from .conditions import suggest
 from .packs import SEVERITIES, Rule, RulePack, load_pack
+from .registry import Registry
 
 ENTRY_POINT_GROUP = "advisor.rule_packs"
 
@@ -28,10 +29,19 @@ ENTRY_POINT_GROUP = "advisor.rule_packs"
 class PackSet:
     packs: list[RulePack]
     warnings: list[str] = field(default_factory=list)
+    registry: Registry = field(default_factory=Registry)     # the run's fact schema and advice pages
 
     @property
     def rules(self) -> list[Rule]:
         return [rule for pack in self.packs for rule in pack.rules]
+
+    def params(self) -> tuple[str, ...]:
+        """The packs' ``settings.params`` as RULE.PARAM=VALUE, in load order (a later pack wins)."""
+        return tuple(setting.text() for pack in self.packs for setting in pack.params)
+
+    def thresholds(self) -> tuple[str, ...]:
+        """The packs' ``settings.thresholds`` as KEY=VALUE, in load order (a later pack wins)."""
+        return tuple(setting.text() for pack in self.packs for setting in pack.thresholds)
 
 
 def builtin_pack_paths() -> list[Path]:
@@ -62,22 +72,56 @@ def _pack_path(target: Any) -> Path:
     raise TypeError(f"expected a module, a path or a function returning a path, got {type(target).__name__}")
 
 
-def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True) -> PackSet:
+def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True,
+               registry: Registry | None = None) -> PackSet:
+    """The run's packs, validated against ``registry`` (a new one when None: the built-in schema), whose
+    advice pages they add to. Pack settings that name rules are checked once every pack is loaded."""
+    registry = registry or Registry()
     packs: list[RulePack] = []
     warnings: list[str] = []
     if builtin:
-        packs.extend(load_pack(path) for path in builtin_pack_paths())
+        for path in builtin_pack_paths():
+            packs.append(_add_pages(load_pack(path, registry), registry))
     if installed:
         for name, dist, path, error in installed_packs():
             try:
                 if error:
                     raise RulePackError(error)
-                packs.append(load_pack(path))
+                packs.append(_add_pages(load_pack(path, registry), registry))
             except RulePackError as exc:
                 warnings.append(f"installed rule pack '{name}' ({dist}) skipped: {exc.one_line()}")
-    packs.extend(load_pack(Path(path)) for path in extra)
+    for path in extra:
+        packs.append(_add_pages(load_pack(Path(path), registry), registry))
     _check_unique(packs)
-    return PackSet(packs, warnings)
+    _check_settings(packs)
+    return PackSet(packs, warnings, registry)
+
+
+def _add_pages(pack: RulePack, registry: Registry) -> RulePack:
+    """The pack's inline advice pages added to the run's registry (all or none: a clash names both)."""
+    for kind, (page, where) in pack.advice.items():
+        if kind in registry.advice.inline and registry.advice.inline[kind][0] != page:
+            raise RulePackError(f"advice for kind '{kind}' is defined twice, also in "
+                                f"{registry.advice.inline[kind][1]}", path=where)
+    for kind, (page, where) in pack.advice.items():
+        try:
+            registry.advice.add(kind, page, where)
+        except KnowledgeError as exc:
+            raise RulePackError(exc.message, path=where) from None
+    return pack
+
+
+def _check_settings(packs: list[RulePack]) -> None:
+    """Each pack's ``settings.params`` must name a loaded rule's parameter, with a value of its type."""
+    rules = [rule for pack in packs for rule in pack.rules]
+    for pack in packs:
+        for setting in pack.params:
+            try:
+                parse_param_overrides([setting.text()], rules)
+            except UsageError as exc:
+                message = exc.message.replace(f"--set '{setting.text()}': ", "")
+                raise RulePackError(f"settings.params '{setting.key}': {message}", path=setting.path,
+                                    line=setting.line) from None
 
 
 def _check_unique(packs: list[RulePack]) -> None:

@@ -14,8 +14,8 @@ description: Rules of {name}. One file per rule; `advisor rules test {folder}` r
 """
 
 RULE_YAML = """\
-# A rule: when the condition holds for a fact, it emits a finding. Field names: advisor/facts/schema.py
-# or `advisor rules docs`. Run `advisor rules validate {folder}` and `advisor rules test {folder}`.
+# A rule: when the condition holds for a fact, it emits a finding. Field names: `advisor rules fields op`.
+# Run `advisor rules validate {folder}` and `advisor rules test {folder}`; docs/rule-packs.md walks through it.
 id: {name}-slow-softmax
 title: {{en: Softmax far from the golden run, zh: Softmax 与标杆差异大}}
 severity: warning
@@ -64,6 +64,7 @@ advice:
 cases:
   - name: a softmax where error enters
     expect: fire
+    findings: [{{kind: {name_snake}_softmax, op: Softmax_7, index: 7}}]
     facts:
       - {{fact: op, id: "op:7", index: 7, op: Softmax_7, op_type: SoftmaxV2, error_enters: true, out_cosine: 0.4,
          in_cosine: 0.9999}}

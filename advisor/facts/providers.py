@@ -19,15 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EngineError
 from ..ingest.table import ComparisonTable
 from .builder import clean_fact
-from .schema import BOOL, FACT_FIELDS, NUMBER, STRING
+
+if TYPE_CHECKING:
+    from ..engine.registry import Registry
 
 ENTRY_POINT_GROUP = "advisor.fact_providers"
-_registered: dict[str, str] = {}       # kind -> provider name, for the fields added to FACT_FIELDS
 
 
 @dataclass
@@ -41,14 +42,15 @@ class LoadedProvider:
         return self.provider.kind
 
 
-def load_providers() -> tuple[list[LoadedProvider], list[str]]:
+def load_providers(registry: Registry) -> tuple[list[LoadedProvider], list[str]]:
+    """The installed providers, their fact kinds added to the run's ``registry``; (providers, warnings)."""
     providers: list[LoadedProvider] = []
     warnings: list[str] = []
     for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         dist = f"{entry.dist.name} {entry.dist.version}" if entry.dist else "unknown distribution"
         try:
             provider = entry.load()
-            _register(entry.name, provider)
+            _register(registry, entry.name, provider)
         except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
             warnings.append(f"fact provider '{entry.name}' ({dist}) skipped: {type(exc).__name__}: {exc}")
             continue
@@ -56,26 +58,17 @@ def load_providers() -> tuple[list[LoadedProvider], list[str]]:
     return providers, warnings
 
 
-def _register(name: str, provider: Any) -> None:
-    kind, fields = getattr(provider, "kind", None), getattr(provider, "fields", None)
-    if not isinstance(kind, str) or not kind.isidentifier() or kind != kind.lower():
-        raise TypeError("needs a lower-case 'kind'")
-    if not isinstance(fields, dict) or not all(
-            isinstance(v, tuple) and len(v) == 2 and v[0] in (BOOL, NUMBER, STRING) for v in fields.values()):
-        raise TypeError("'fields' maps names to (bool|number|string, description)")
+def _register(registry: Registry, name: str, provider: Any) -> None:
     if not callable(getattr(provider, "facts", None)):
         raise TypeError("needs a facts(table, network) function")
-    if kind in FACT_FIELDS and _registered.get(kind) != name:
-        raise TypeError(f"fact kind '{kind}' already exists")
-    FACT_FIELDS[kind] = {"id": (STRING, "fact id"), "fact": (STRING, f"always '{kind}'"), **fields}
-    _registered[kind] = name
+    registry.add_fact_kind(getattr(provider, "kind", None), getattr(provider, "fields", None), name)
 
 
-def provided_facts(providers: list[LoadedProvider], table: ComparisonTable,
-                   network: dict[str, Any]) -> list[dict[str, Any]]:
+def provided_facts(providers: list[LoadedProvider], table: ComparisonTable, network: dict[str, Any],
+                   registry: Registry) -> list[dict[str, Any]]:
     facts: list[dict[str, Any]] = []
     for loaded in providers:
-        allowed = FACT_FIELDS[loaded.kind]
+        allowed = registry.fields[loaded.kind]
         try:
             produced = list(loaded.provider.facts(table, dict(network)))
         except Exception as exc:  # noqa: BLE001 - named, then stops the run

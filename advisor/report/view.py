@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import __version__
-from ..advice import BACKENDS, LANGUAGES, preferred_backends, render_advice
+from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
 from ..diagnosis import Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
@@ -48,7 +48,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     ranked = _ranked(diagnosis)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
     prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
-    views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer) for f in ranked}
+    book = AdviceBook(diagnosis.advice_pages)
+    views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer, book) for f in ranked}
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)
     root = views[root_id] if root_id else None
@@ -110,8 +111,8 @@ def _location(op: str | None, index: int | None, labels: Mapping[str, str]) -> s
 
 
 def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_root: bool,
-                  prefer: Sequence[str] = ()) -> FindingView:
-    advice = render_advice(finding, lang, prefer)
+                  prefer: Sequence[str] = (), book: AdviceBook | None = None) -> FindingView:
+    advice = render_advice(finding, lang, prefer, book)
     backend_keys = {names[lang]: key for key, names in BACKENDS.items()}
     return FindingView(
         id=finding.id,

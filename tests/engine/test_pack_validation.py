@@ -10,7 +10,7 @@ import pytest
 
 from advisor.engine.loading import load_packs
 from advisor.engine.packs import PackProblems, check_pack, load_pack
-from advisor.errors import RulePackError
+from advisor.errors import KnowledgeError, RulePackError
 
 GOOD_RULE = """\
 id: pow-in-fp16
@@ -90,7 +90,7 @@ def test_missing_chinese_docs_and_missing_silent_case_are_both_reported(tmp_path
     text = GOOD_RULE.replace("  zh: {what: Pow 以 FP16 运行。, why: 容易溢出。, fix: 保持 FP32。}\n", "")
     text = text[: text.index("  - name: fp32 pow")]
     problems = problems_of(make_pack(tmp_path, text))
-    assert any("docs.zh needs" in p for p in problems)
+    assert any("rule.yaml:5:3: docs is missing 'zh'" in p for p in problems), problems
     assert any("at least one case that fires and one that stays silent" in p for p in problems)
 
 
@@ -171,13 +171,16 @@ advice:
 def test_a_pack_can_bring_advice_for_a_new_kind(tmp_path):
     from advisor.advice import render_advice
     from advisor.diagnosis import Finding
+    from advisor.engine.loading import load_packs
     text = GOOD_RULE.replace("kind: fp16_overflow", "kind: team_pow_in_fp16") + INLINE_ADVICE
-    pack = load_pack(make_pack(tmp_path, text))
-    assert "team_pow_in_fp16" in pack.advice
+    pack_set = load_packs([make_pack(tmp_path, text)], builtin=False, installed=False)
+    assert "team_pow_in_fp16" in pack_set.packs[0].advice
     finding = Finding(id="x", rule="pow-in-fp16", pack="team", kind="team_pow_in_fp16", severity="warning",
                       title={"en": "t", "zh": "t"}, op="Pow_1")
-    advice = render_advice(finding, "zh")
+    advice = render_advice(finding, "zh", book=pack_set.registry.advice)
     assert advice.title == "FP16 中的 Pow" and advice.what == "Pow_1 以 FP16 运行 Pow。"
+    with pytest.raises(KnowledgeError, match="no advice page for finding kind 'team_pow_in_fp16'"):
+        render_advice(finding, "zh")      # another run's book (here: the built-in pages only) has no such page
 
 
 def test_inline_advice_with_a_missing_section_is_reported(tmp_path):

@@ -1,0 +1,142 @@
+"""What a loaded rule pack is: its rules (patterns, emit or explain, params, docs, cases), its inline
+advice pages and its settings, and the problems validation reports (file, line, column)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import RulePackError
+from ..facts.schema import FACT_FIELDS
+from ..templating import BoundedEnvironment
+from ..yamlfile import LineDict
+from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler
+
+SEVERITIES = ("error", "warning", "info")
+LANGUAGES = ("en", "zh")
+DOC_SECTIONS = ("what", "why", "fix")
+RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
+             "emit", "explain", "cases", "advice"}
+EMIT_KEYS = {"kind", "subject", "op", "confidence", "evidence", "values"}
+PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version", "settings"}
+ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+ALIAS = re.compile(r"^[a-z][a-z0-9_]*$")
+KIND = re.compile(r"^[a-z][a-z0-9_]*$")
+FIELD_REF = re.compile(r"^\$([a-z][a-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+template_env = BoundedEnvironment(autoescape=False)
+
+
+@dataclass
+class Emit:
+    kind: str
+    subject: str | None                      # alias of the pattern the finding is about
+    op: str | None                           # "$alias.field" naming the op; default: the subject's op
+    confidence: float | str                  # number or "$alias.field"
+    evidence: dict[str, str]                 # lang -> Jinja template
+    values: list[str]                        # "alias.field" or "field" (of the subject)
+
+
+@dataclass
+class Rule:
+    id: str
+    title: dict[str, str]
+    severity: str
+    root_cause: bool
+    priority: int
+    tags: list[str]
+    params: dict[str, Any]
+    docs: dict[str, dict[str, str]]
+    patterns: list[tuple[str, dict[str, Any]]]      # (alias, raw YAML pattern)
+    emit: Emit | None
+    explain: dict[str, str] | None                  # {"cause": alias, "symptom": alias}
+    cases: list[dict[str, Any]]
+    source: Path
+    line: int
+    pack: str = ""
+    # The fact schema the rule was validated against (the run's Registry.fields): compiled with it.
+    fields: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=lambda: FACT_FIELDS,
+                                                                repr=False, compare=False)
+
+    def compile_when(self, params: dict[str, Any] | None = None) -> list[CompiledAlternative]:
+        """One durable_rules ``all`` list (with its guards) per alternative of the rule's ``any``/``in``
+        conditions, with ``params`` overriding the defaults."""
+        compiler = PatternCompiler({**self.params, **(params or {})}, self.fields)
+        alternatives = [CompiledAlternative([], [])]
+        for alias, node in self.patterns:
+            options = compiler.pattern(node, alias)
+            alternatives = [CompiledAlternative(done.all + [{alias: condition}], done.guards + guards)
+                            for done in alternatives for condition, guards in options]
+        if compiler.problems:
+            first = compiler.problems[0]
+            raise RulePackError(first.message, path=self.source, line=line_of(first.node, first.key))
+        if len(alternatives) > MAX_ALTERNATIVES:
+            raise RulePackError(f"rule '{self.id}' expands to {len(alternatives)} alternatives (at most "
+                                f"{MAX_ALTERNATIVES}): split it or use fewer 'any'/'in' choices",
+                                path=self.source, line=self.line)
+        return alternatives
+
+
+@dataclass
+class CompiledAlternative:
+    all: list[dict[str, Any]]       # durable_rules patterns, one per alias
+    guards: list[Guard]             # ordering joins checked on the matched facts
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One entry of a pack's ``settings``: ``RULE.PARAM`` (params) or ``[DTYPE.]METRIC`` /
+    ``SECTION.KNOB`` (thresholds), as the command line's --set / --threshold would give it."""
+
+    key: str
+    value: Any
+    path: Path
+    line: int | None
+
+    def text(self) -> str:
+        value = str(self.value).lower() if isinstance(self.value, bool) else self.value
+        return f"{self.key}={value}"
+
+
+@dataclass
+class RulePack:
+    name: str
+    version: str
+    description: str
+    source: Path
+    rules: list[Rule] = field(default_factory=list)
+    advice: dict[str, tuple[dict, str]] = field(default_factory=dict)   # inline pages: kind -> (page, where)
+    params: list[Setting] = field(default_factory=list)       # settings.params: tune rules of any pack
+    thresholds: list[Setting] = field(default_factory=list)   # settings.thresholds: thresholds and knobs
+
+
+@dataclass
+class Problem:
+    path: Path
+    line: int | None
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = str(self.path) + (f":{self.line}" if self.line else "")
+        if self.line and self.column:
+            where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class PackProblems(RulePackError):
+    """Every problem found in a pack; ``str()`` is the first, ``problems`` has them all."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problem(s); run 'advisor rules validate')" \
+            if len(problems) > 1 else ""
+        super().__init__(first.message + more, path=first.path, line=first.line, column=first.column)
+
+
+def line_of(node: Any, key: str | None = None) -> int | None:
+    return node.where(key)[0] if isinstance(node, LineDict) else None
