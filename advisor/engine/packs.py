@@ -20,8 +20,9 @@ from ..advice import known_kinds, register_page, validate_page
 from ..errors import KnowledgeError, RulePackError
 from ..facts.schema import FACT_FIELDS
 from ..templating import BoundedEnvironment, template_problem
+from ..text import suggest
 from ..yamlfile import LineDict, load_yaml
-from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler, suggest
+from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler
 
 SEVERITIES = ("error", "warning", "info")
 LANGUAGES = ("en", "zh")

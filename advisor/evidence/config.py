@@ -26,9 +26,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..engine.conditions import suggest
 from ..errors import InputFormatError
 from ..nesting import loads_json
+from ..text import suggest
 from ..yamlfile import parse_yaml
 from .quant_config import QuantSettings, quant_settings
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ...engine.conditions import suggest
 from ...errors import UsageError
+from ...text import suggest
 from ..model import BACKEND_NAMES, BuildContext, RemedyStep
 from . import ascend, magicmind, onnxruntime, pytorch, tensorrt
 
