@@ -17,16 +17,17 @@ from .engine.ranking import rank_findings
 from .engine.runner import run_rules
 from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
+from .evidence.config import config_fact
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
+from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.key_ops import key_ops, op_types_of
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
-from .ingest.build_config import config_fact, config_warnings, read_build_config
-from .ingest.quant_config import QuantSettings, quant_settings
+from .ingest.build_config import config_warnings, read_build_config
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp

@@ -35,7 +35,6 @@ from ..facts.catalogs import load_catalog, op_type_of_name
 from ..facts.thresholds import Thresholds
 from ..graph.model import Graph, Node
 from ..graph.weights import channel_axes
-from ..ingest.quant_config import QuantSettings
 from .quant import (
     DEFAULT_PERCENTILE,
     Scheme,
@@ -48,6 +47,7 @@ from .quant import (
     sqnr_db,
     weight_quant_stats,
 )
+from .quant_config import QuantSettings
 
 #: op types (lower case, both the ONNX and the Ascend/Cambricon spelling) an int8 build quantises.
 QUANTISABLE = frozenset({

@@ -1,6 +1,7 @@
-"""Build configs (MagicMind and ATC knobs, FORMATS.md §4) -> one ``config`` fact.
+"""Build configs (MagicMind and ATC knobs, FORMATS.md §4) read and checked into a ``BuildConfig``;
+advisor/evidence/config.py turns it into the one ``config`` fact.
 
-Precision and quantisation settings are normalised by :mod:`advisor.evidence.quant_config`.
+Precision and quantisation settings are normalised by :mod:`advisor.ingest.quant_config`.
 
 What the compiler was told decides what a mismatching input means: a model built with
 ``insert_bn_before_firstnode`` (MagicMind) or an AIPP with ``mean_chn``/``var_reci_chn`` (ATC)
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from ..errors import InputFormatError
 from ..nesting import loads_json
 from ..text import suggest
 from ..yamlfile import parse_yaml
-from .quant_config import QuantSettings, quant_settings
+from .quant_config import QuantConfig, read_quant_config
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
                              "graph_shape_mutable", "onnx", "archs", "convert_output_layout",
@@ -48,7 +50,6 @@ MAGICMIND_PRECISION_KEYS = frozenset({"precision_mode", "activation_quant_algo",
                                       "weight_only"})
 ATC_KNOBS = frozenset({"soc_version", "framework", "insert_op_conf", "input_format", "input_shape", "keep_dtype",
                        "modify_mixlist", "op_select_implmode"})
-AIPP_NORMALIZATION_KEYS = ("mean_chn_", "min_chn_", "var_reci_chn_")
 _AIPP_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
 
@@ -68,50 +69,42 @@ def read_build_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def config_fact(raw: dict[str, Any], source: Path | None = None, settings: QuantSettings | None = None
-                ) -> dict[str, Any]:
-    """The ``config`` fact of a build config mapping (see FACT_FIELDS['config']); ``settings``: its
-    quantisation settings when the caller has them already."""
+@dataclass(frozen=True)
+class BuildConfig:
+    """A build config, checked and normalised: what advisor/evidence/config.py turns into the
+    ``config`` fact."""
+
+    tool: str                               # magicmind | atc | unknown (guessed from the knobs when not given)
+    source: Path | None = None
+    knobs: dict[str, str] = field(default_factory=dict)   # precision_mode, input_format, keep_dtype, modify_mixlist
+    quant: QuantConfig = field(default_factory=QuantConfig)
+    insert_bn: bool = False                 # the model normalises its input (insert_bn_before_firstnode)
+    folded: dict[int, tuple[list[float], list[float]]] = field(default_factory=dict)  # input -> (mean, std)
+    aipp: dict[str, Any] | None = None      # the AIPP settings (``_file``: where they came from)
+    layout_conversion: str | None = None    # "NCHW->NHWC" per input, ';'-separated
+
+
+def parse_build_config(raw: dict[str, Any], source: Path | None = None, quant: QuantConfig | None = None
+                       ) -> BuildConfig:
+    """The settings of a build config mapping; ``quant``: its quantisation settings when the caller
+    has them already. InputFormatError names the field of a bad value."""
     where = source
     tool = str(raw.get("tool") or _guess_tool(raw)).lower()
-    fact: dict[str, Any] = {"id": "config", "fact": "config", "tool": tool}
-    if source is not None:
-        fact["source"] = str(source)
+    knobs: dict[str, str] = {}
     precision = raw.get("precision_mode")
     if precision is None and isinstance(raw.get("precision_config"), dict):
         precision = raw["precision_config"].get("precision_mode")
     if precision is not None:
-        fact["precision_mode"] = _text(precision, "precision_mode", where)
+        knobs["precision_mode"] = _text(precision, "precision_mode", where)
     for knob in ("input_format", "keep_dtype", "modify_mixlist"):
         if raw.get(knob) is not None:
-            fact[knob] = _text(raw[knob], knob, where)
-    fact.update((settings or quant_settings(raw, source)).fields())
+            knobs[knob] = _text(raw[knob], knob, where)
+    quant = quant if quant is not None else read_quant_config(raw, source)
     insert_bn, folded = folded_normalization(raw, where)
-    fact["insert_bn_before_firstnode"] = insert_bn
     aipp = _aipp(raw, source)
-    fact["aipp"] = aipp is not None
-    fact.update(_aipp_fields(aipp or {}))
-    if insert_bn:
-        fact["normalization_knob"] = "insert_bn_before_firstnode"
-        if folded:
-            fact["normalized_inputs"] = ";".join(str(i) for i in folded)
-            fact["norm_mean"] = ";".join(_joined(m) for m, _ in folded.values())
-            fact["norm_std"] = ";".join(_joined(s) for _, s in folded.values())
-    elif fact.get("aipp_normalization"):
-        fact["normalization_knob"] = "AIPP mean_chn/min_chn/var_reci_chn"
-        fact["normalized_inputs"] = "0"
-    fact["normalization_in_model"] = "normalization_knob" in fact
     layout = raw.get("convert_input_layout")
-    if layout is not None:
-        fact["layout_conversion"] = _layout(layout, where)
-    fact["layout_converted"] = "layout_conversion" in fact
-    return fact
-
-
-def config_facts(path: Path) -> list[dict[str, Any]]:
-    """The facts of a build config file (one ``config`` fact)."""
-    path = Path(path)
-    return [config_fact(read_build_config(path), source=path)]
+    return BuildConfig(tool=tool, source=source, knobs=knobs, quant=quant, insert_bn=insert_bn, folded=folded,
+                       aipp=aipp, layout_conversion=_layout(layout, where) if layout is not None else None)
 
 
 def folded_normalization(raw: dict[str, Any], where: Path | None = None
@@ -212,11 +205,6 @@ def _numbers(value: Any, name: str, where: Path | None) -> list[float]:
     return [float(v) for v in values]
 
 
-def _joined(values: list[float]) -> str:
-    texts = [f"{v:.6g}" for v in values]
-    return texts[0] if len(set(texts)) == 1 else ",".join(texts)
-
-
 def _layout(value: Any, where: Path | None) -> str:
     """``convert_input_layout {"0": {"src": "NCHW", "dst": "NHWC"}}`` -> ``NCHW->NHWC`` (per input, ';')."""
     if not isinstance(value, dict) or not value:
@@ -285,25 +273,3 @@ def _aipp_value(text: str) -> Any:
         return float(text) if any(c in text for c in ".eE") else int(text)
     except ValueError:
         return text
-
-
-def _aipp_fields(aipp: dict[str, Any]) -> dict[str, Any]:
-    """What an AIPP does to the input: colour conversion, R/B swap, normalisation constants.
-
-    AIPP computes ``(pixel - mean_chn_i - min_chn_i) * var_reci_chn_i``: mean = mean + min,
-    std = 1 / var_reci."""
-    if not aipp:
-        return {}
-    out: dict[str, Any] = {"aipp_channel_swap": bool(aipp.get("rbuv_swap_switch", False)),
-                           "aipp_csc": bool(aipp.get("csc_switch", False))}
-    if "_file" in aipp:
-        out["aipp_file"] = str(aipp["_file"])
-    if aipp.get("input_format") is not None:
-        out["aipp_input_format"] = str(aipp["input_format"])
-    means = [float(aipp.get(f"mean_chn_{i}", 0)) + float(aipp.get(f"min_chn_{i}", 0)) for i in range(3)]
-    recips = [float(aipp.get(f"var_reci_chn_{i}", 1.0)) for i in range(3)]
-    if any(k.startswith(AIPP_NORMALIZATION_KEYS) for k in aipp) and (any(means) or any(r != 1.0 for r in recips)):
-        out["aipp_normalization"] = True
-        out["norm_mean"] = _joined(means)
-        out["norm_std"] = _joined([1.0 / r if r else float("inf") for r in recips])
-    return out

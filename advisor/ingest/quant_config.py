@@ -1,4 +1,4 @@
-"""The quantisation and precision settings of a build config, in one normalised form.
+"""The quantisation and precision settings of a build config, read into one normalised form.
 
 Tools spell the same decisions differently; the rules should not have to. Read from:
 
@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
-from ..evidence.quant import DEFAULT_PERCENTILE, Scheme
 
 GRANULARITY = {"per_tensor": "per_tensor", "per-tensor": "per_tensor", "tensor": "per_tensor",
                "per_layer": "per_tensor", "per_channel": "per_channel", "per-channel": "per_channel",
@@ -58,8 +57,9 @@ LOW_PRECISIONS = ("int8", "int16", "int4", "float16", "bfloat16")
 
 
 @dataclass(frozen=True)
-class QuantSettings:
-    """What the build config says about precision and quantisation (None: not said)."""
+class QuantConfig:
+    """What the build config says about precision and quantisation (None: not said). What the
+    settings mean for the simulation and the ``config`` fact: advisor/evidence/quant_config.py."""
 
     precision: str | None = None            # int8, int16, float16, bfloat16, float32
     float_precision: str | None = None      # what the layers left in float run in
@@ -78,53 +78,8 @@ class QuantSettings:
     def quantized(self) -> bool:
         return self.precision in ("int8", "int16", "int4")
 
-    def weight_scheme(self) -> Scheme:
-        """How the build quantises weights (per-tensor and symmetric unless the config says otherwise:
-        the default of MagicMind and the conservative reading of an unstated setting)."""
-        return Scheme(per_channel=self.weight_granularity == "per_channel",
-                      symmetric=self.weight_symmetric is not False)
 
-    def activation_scheme(self, tensor: str | None = None) -> Scheme:
-        """How the build quantises an activation: its calibrated range when the config lists one,
-        else the calibration algorithm on the golden tensor (KL and MSE fits approximated by the
-        percentile search they behave like)."""
-        symmetric = self.activation_symmetric is not False
-        if tensor is not None and tensor in self.ranges:
-            low, high = self.ranges[tensor]
-            return Scheme(symmetric=symmetric, calibration="range", low=low, high=high)
-        if self.calibration in ("percentile", "kl", "mse"):
-            return Scheme(symmetric=symmetric, calibration="percentile",
-                          percentile=self.percentile or DEFAULT_PERCENTILE)
-        return Scheme(symmetric=symmetric)
-
-    def fields(self) -> dict[str, Any]:
-        """The ``config`` fact's quantisation fields."""
-        out: dict[str, Any] = {"quantized": self.quantized,
-                               "low_precision": self.precision in LOW_PRECISIONS}
-        if self.precision:
-            out["quant_precision"] = self.precision
-        if self.float_precision:
-            out["float_precision"] = self.float_precision
-        if self.weight_granularity:
-            out["weight_quant_granularity"] = self.weight_granularity
-        if self.weight_symmetric is not None:
-            out["weight_quant_symmetric"] = self.weight_symmetric
-        if self.activation_symmetric is not None:
-            out["activation_quant_algo"] = "symmetric" if self.activation_symmetric else "asymmetric"
-        if self.calibration:
-            out["activation_calibration"] = self.calibration
-        if self.percentile is not None:
-            out["activation_percentile"] = self.percentile
-        out["weight_only"] = self.weight_only
-        out["quantized_layers_listed"] = bool(self.layers)
-        if self.layers:
-            out["quantized_layers"] = ",".join(self.layers)
-        if self.float_layers:
-            out["float_layers"] = ",".join(self.float_layers)
-        return out
-
-
-def quant_settings(raw: dict[str, Any], source: Path | None = None) -> QuantSettings:
+def read_quant_config(raw: dict[str, Any], source: Path | None = None) -> QuantConfig:
     """The normalised settings of a build config mapping (InputFormatError names a bad value)."""
     values: dict[str, Any] = {}
     precision_config = raw.get("precision_config") if isinstance(raw.get("precision_config"), dict) else {}
@@ -166,7 +121,7 @@ def quant_settings(raw: dict[str, Any], source: Path | None = None) -> QuantSett
         values.update(_generic(generic, source))
     if warnings and "precision" not in values:
         values["warnings"] = tuple(warnings)
-    return QuantSettings(**values)
+    return QuantConfig(**values)
 
 
 def _generic(block: dict[str, Any], source: Path | None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
+from advisor.evidence.config import config_fact
 from advisor.evidence.probes import exact_fit, layout_reinterpretation, normalization_fits
-from advisor.ingest.build_config import config_fact
 from tests.evidence.conftest import path_of, scenario_input
 
 MEAN, STD = np.array([127.5] * 3), np.array([128.0] * 3)

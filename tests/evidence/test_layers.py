@@ -13,10 +13,10 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from advisor.evidence.layers import LayerInputs, conv2d, layer_facts  # noqa: E402
+from advisor.evidence.quant_config import quant_settings  # noqa: E402
 from advisor.facts.schema import FACT_FIELDS  # noqa: E402
 from advisor.facts.thresholds import load_thresholds  # noqa: E402
 from advisor.graph import read_graph  # noqa: E402
-from advisor.ingest.quant_config import quant_settings  # noqa: E402
 
 from ..facts.test_builder import facts_for, row  # noqa: E402
 

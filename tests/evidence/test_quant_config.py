@@ -7,9 +7,9 @@ import json
 import pytest
 
 from advisor.errors import InputFormatError
+from advisor.evidence.config import config_facts
+from advisor.evidence.quant_config import quant_settings
 from advisor.facts.schema import FACT_FIELDS
-from advisor.ingest.build_config import config_facts
-from advisor.ingest.quant_config import quant_settings
 
 
 def _write(tmp_path, data, name="build.json"):

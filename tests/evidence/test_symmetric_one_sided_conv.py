@@ -14,9 +14,9 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from advisor.engine.loading import load_packs  # noqa: E402
 from advisor.engine.runner import run_rules  # noqa: E402
 from advisor.evidence.layers import LayerInputs, layer_facts  # noqa: E402
+from advisor.evidence.quant_config import quant_settings  # noqa: E402
 from advisor.facts.thresholds import load_thresholds  # noqa: E402
 from advisor.graph import read_graph  # noqa: E402
-from advisor.ingest.quant_config import quant_settings  # noqa: E402
 
 from ..facts.test_builder import facts_for, row  # noqa: E402
 

@@ -18,12 +18,12 @@ pytestmark = pytest.mark.scenarios
 pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
 from advisor.evidence.layers import LayerInputs, layer_facts  # noqa: E402
+from advisor.evidence.quant_config import quant_settings  # noqa: E402
 from advisor.facts.builder import build_facts  # noqa: E402
 from advisor.facts.schema import FACT_FIELDS  # noqa: E402
 from advisor.facts.thresholds import load_thresholds  # noqa: E402
 from advisor.graph import read_graph  # noqa: E402
 from advisor.ingest import read_comparison  # noqa: E402
-from advisor.ingest.quant_config import quant_settings  # noqa: E402
 from advisor.pipeline import AnalysisOptions, analyse  # noqa: E402
 from benchmarks.scenarios import catalog  # noqa: E402
 from benchmarks.scenarios.scenario import generate, prepare  # noqa: E402
