@@ -22,7 +22,6 @@ from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
 from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
-from .facts.key_ops import key_ops, op_types_of
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
@@ -31,6 +30,7 @@ from .ingest.build_config import config_warnings, read_build_config
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
+from .report.key_ops import key_ops, op_types_of
 
 MAX_PLOT_POINTS = 2000
 MAX_SOURCE_LINES = 50
