@@ -22,6 +22,7 @@ from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
 from .templating import BoundedEnvironment, render_bounded, template_problem
+from .text import oneline
 from .yamlfile import load_yaml
 
 LANGUAGES = ("en", "zh")
@@ -62,7 +63,7 @@ def first_sentence(text: str) -> str:
     """Up to the first full stop that ends a sentence, on one line: a Chinese 。, or a . followed by
     the end or by a space and a capital, `code` or an opening bracket or quote ("e.g. here" goes on);
     stops inside `code spans` do not count."""
-    text = " ".join(text.split())
+    text = oneline(text)
     in_code = False
     for i, char in enumerate(text):
         if char == "`":

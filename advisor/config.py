@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine.conditions import suggest
 from .errors import UsageError
 from .nesting import loads_toml
 from .remedy import parse_backends
+from .text import suggest
 
 KEYS = {"rules", "builtin_rules", "disable", "severity", "thresholds", "params", "input_nodes", "backends"}
 

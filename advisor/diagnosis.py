@@ -82,7 +82,7 @@ class OpPoint:
 
 @dataclass
 class KeyOp:
-    """One op of the report's per-op table (advisor/facts/key_ops.py): an op that matters and why."""
+    """One op of the report's per-op table (advisor/report/key_ops.py): an op that matters and why."""
 
     index: int
     op: str

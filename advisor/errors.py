@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .text import oneline
+
 MAX_MESSAGE = 2_000       # characters of a message (a hostile file can put megabytes into a name or a cell)
 MAX_PATH = 300
 
@@ -46,7 +48,7 @@ class AdvisorError(Exception):
 
     def one_line(self) -> str:
         where = self.location()
-        text = bounded(" ".join(self.message.split()), MAX_MESSAGE)  # one line, of bounded length
+        text = bounded(oneline(self.message), MAX_MESSAGE)  # one line, of bounded length
         return f"{where}: {text}" if where else text
 
 

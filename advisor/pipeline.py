@@ -6,33 +6,32 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from . import __version__
 from .config import load_config
-from .diagnosis import Diagnosis, Finding, Neighbourhood, OpPoint, PackInfo, Series
+from .diagnosis import Diagnosis, PackInfo
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
 from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
-from .evidence.config import config_fact, config_warnings, read_build_config
+from .evidence.config import config_fact
 from .evidence.facts import GoldenInputs, evidence_facts
 from .evidence.layers import LayerInputs, layer_facts
 from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
-from .facts.key_ops import key_ops, op_types_of
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
+from .ingest.build_config import config_warnings, read_build_config
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
+from .report.key_ops import key_ops, op_types_of
+from .report.neighbourhood import root_neighbourhood
+from .report.series import op_series
 
-MAX_PLOT_POINTS = 2000
 MAX_SOURCE_LINES = 50
 
 
@@ -144,12 +143,12 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                    "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
                    "severity": dict(options.severity),
                    "settings": str(options.settings) if options.settings else None},
-        series=_series(facts, thresholds),
+        series=op_series(facts, thresholds),
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
         + [f"remedy: {w}" for w in remedy_warnings],
-        neighbourhood=_neighbourhood(facts, root),
+        neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
@@ -202,17 +201,6 @@ def _check_something_compared(table: ComparisonTable, network: dict) -> None:
         path=table.source)
 
 
-def _neighbourhood(facts: FactSet, root: Finding | None) -> Neighbourhood | None:
-    """The root cause's op in the graph, when a graph was given and the op is in it."""
-    if facts.join is None or root is None or root.index is None:
-        return None
-    try:
-        position = facts.ops.index.get_loc(root.index)
-    except KeyError:
-        return None
-    return facts.join.neighbourhood(int(position), facts.ops) if isinstance(position, (int, np.integer)) else None
-
-
 def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     """The build config's ``config`` fact and its quantisation settings, read (and checked) before
     the comparison is."""
@@ -261,34 +249,3 @@ def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
     for finding in findings:
         if finding.index is not None:
             finding.source_lines = lines.get(int(finding.index), [])
-
-
-def _series(facts: FactSet, thresholds: Thresholds) -> Series | None:
-    ops = facts.ops
-    if not len(ops):
-        return None
-    error_column = "out_red" if facts.error_metric == "relative_euclidean_distance" else "out_max_abs_error"
-    chosen = ops
-    if len(ops) > MAX_PLOT_POINTS:
-        # Keep the worst op of each bucket so a narrow dip never disappears from the plot.
-        bucket = ops["position"] * MAX_PLOT_POINTS // len(ops)
-        worst = ops["out_cosine"].fillna(2.0).groupby(bucket).idxmin()
-        chosen = ops.loc[worst.to_numpy()]
-    dtype = facts.network.get("compute_dtype")
-    limits = thresholds.for_dtype(dtype if dtype != "unknown" else None)
-    points = [OpPoint(index=int(i), op=str(op), cosine=_finite(c), error=_finite(e))
-              for i, op, c, e in zip(chosen.index, chosen["op"], chosen["out_cosine"],
-                                     chosen[error_column] if facts.error_metric else [np.nan] * len(chosen),
-                                     strict=True)]
-    return Series(points=points, error_metric=facts.error_metric or "max_abs_error",
-                  cosine_threshold=limits["cosine"],
-                  error_threshold=limits["relative_euclidean_distance"]
-                  if facts.error_metric == "relative_euclidean_distance" else None,
-                  total_ops=len(ops))
-
-
-def _finite(value: object) -> float | None:
-    if value is None or pd.isna(value):
-        return None
-    number = float(value)
-    return number if np.isfinite(number) else None

@@ -54,10 +54,10 @@ from typing import Any, NoReturn
 
 from ..advice import LANGUAGES
 from ..config import ProjectConfig
-from ..engine.conditions import suggest
 from ..errors import RulePackError, UsageError
 from ..remedy import parse_backends
 from ..report import get_reporter
+from ..text import suggest
 from ..yamlfile import LineDict, load_yaml
 from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_layer
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..text import oneline
+
 JobStatus = Literal["ok", "unchanged", "failed"]
 
 CONSISTENT = "consistent"
@@ -89,4 +91,4 @@ def failed(job: str, error: str, duration: float = 0.0, job_hash: str | None = N
            inputs: dict[str, dict[str, str]] | None = None) -> JobOutcome:
     """A failure record: one line, never more (it is shown in tables and chat digests)."""
     return JobOutcome(job=job, status="failed", job_hash=job_hash, duration=duration, inputs=inputs or {},
-                      error=" ".join(error.split()) or "failed")
+                      error=oneline(error) or "failed")

@@ -22,10 +22,10 @@ from ..batch.manifest import DEFAULT_OUTPUT, HISTORY_FILE
 from ..batch.overview import RunOverview, build_overview
 from ..batch.records import FindingRecord
 from ..batch.store import HistoryStore, ResultRow, RunRow
-from ..engine.conditions import suggest
 from ..errors import UsageError
 from ..inputfiles import input_path
 from ..report.text import fmt_value
+from ..text import suggest
 from . import command_help
 
 ACTIONS = ("list", "show", "diff")

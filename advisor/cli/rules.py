@@ -10,7 +10,6 @@ import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..engine.cases import run_pack_cases
-from ..engine.conditions import suggest
 from ..engine.loading import builtin_pack_paths, installed_packs, load_packs
 from ..engine.packs import Rule, check_pack, load_pack
 from ..engine.registry import Registry, describe
@@ -20,6 +19,7 @@ from ..facts.providers import load_providers
 from ..inputfiles import input_path
 from ..report.labels import labels_for
 from ..resources import data_dir
+from ..text import suggest
 from . import command_help
 
 

@@ -26,7 +26,6 @@ Numbers of any magnitude are fine: rulesets are written with positional numbers 
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..facts.schema import BOOL, FACT_FIELDS, NUMBER, STRING
+from ..text import suggest
 
 OPERATORS = {"eq": "$eq", "ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte",
              "in": None, "exists": None}
@@ -49,11 +49,6 @@ class ConditionProblem:
     message: str
     node: Any            # the LineDict the problem is in (for its position)
     key: str | None
-
-
-def suggest(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class PatternCompiler:

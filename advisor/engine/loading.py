@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import KnowledgeError, RulePackError, UsageError
 from ..resources import data_dir
-from .conditions import suggest
+from ..text import suggest
 from .packs import SEVERITIES, Rule, RulePack, load_pack
 from .registry import Registry
 

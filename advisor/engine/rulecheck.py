@@ -12,8 +12,9 @@ from jinja2 import nodes
 from jinja2.exceptions import TemplateSyntaxError
 
 from ..templating import template_problem
+from ..text import suggest
 from ..yamlfile import LineDict
-from .conditions import PatternCompiler, suggest
+from .conditions import PatternCompiler
 from .rulemodel import (
     ALIAS,
     DOC_SECTIONS,

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..resources import data_dir
+from ..text import suggest
 from ..yamlfile import LineDict
-from .conditions import suggest
 from .rulemodel import Problem
 
 

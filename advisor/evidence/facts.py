@@ -26,8 +26,9 @@ from ..compare.inventory import DumpFile, DumpFolder, scan_folder
 from ..compare.lineage import fingerprint, load_dump
 from ..compare.pairing import INPUT_OP_TYPES, plan_rows
 from ..facts.builder import clean_fact
+from ..ingest.build_config import read_build_config
 from ..ingest.table import ComparisonTable
-from .config import config_fact, config_facts, read_build_config
+from .config import config_fact, config_facts
 from .probes import KNOWN_TOLERANCE, normalization_fits, probe_pair
 
 __all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config"]

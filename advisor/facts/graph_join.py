@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..diagnosis import GraphNode, Neighbourhood
 from ..graph import FusionReport, Graph
 
 TARGET_FORMATS = frozenset({"ge-text", "om-json"})
@@ -25,7 +24,6 @@ TARGET_FORMATS = frozenset({"ge-text", "om-json"})
 # (Const, inserted TransData, ops dumped on one side only) before it gives up.
 MAX_WALK = 64
 MAX_LISTED = 20
-MAX_DRAWN = 6   # inputs and successors drawn around the root cause, each
 NARROWING = {"float32": ("float16", "bfloat16", "int32", "int16", "int8", "uint8"),
              "float64": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8")}
 
@@ -81,7 +79,7 @@ class GraphJoin:
     def _walk(self, start: list[int], position: int, compared: np.ndarray) -> list[int]:
         preds = self.graph.predecessor_indices
         nodes = self.graph.nodes
-        inputs = self._graph_inputs
+        inputs = self.graph_inputs
         seen = set(start)
         frontier = list(start)
         found: list[int] = []
@@ -109,7 +107,8 @@ class GraphJoin:
         return found
 
     @property
-    def _graph_inputs(self) -> set[str]:
+    def graph_inputs(self) -> set[str]:
+        """Names of the graph's inputs that are no node (ONNX value names)."""
         if not hasattr(self, "_inputs_cache"):
             self._inputs_cache = {name for name in self.graph.inputs if name not in self.graph.index}
         return self._inputs_cache
@@ -177,61 +176,6 @@ class GraphJoin:
         if target is None and "to" in node.attributes:
             target = _onnx_dtype(node.attributes["to"])
         return source, target
-
-    def neighbourhood(self, position: int, ops: pd.DataFrame) -> Neighbourhood | None:
-        """The op at ``position`` with its graph inputs and first successors, for the report."""
-        own = self.nodes_of(position)
-        if not own:
-            return None
-        graph = self.graph
-        nodes = graph.nodes
-        own_set = set(own)
-        inputs = list(dict.fromkeys(j for i in own for j in graph.predecessor_indices(i) if j not in own_set))
-        outputs = list(dict.fromkeys(j for i in own for j in graph.successor_indices(i) if j not in own_set))
-        source_names = [e.source for i in own for e in nodes[i].inputs
-                        if e.source in self._graph_inputs and e.source not in graph.index]
-        cosine = ops["out_cosine"].to_numpy(dtype=float)
-        deviates = ops["out_deviates"].to_numpy(dtype=bool)
-        compared = (ops["out_cosine"].notna() | ops["out_nonfinite"]).to_numpy(dtype=bool)
-
-        def numbers(p: int | None) -> tuple[float | None, bool | None]:
-            if p is None or not compared[p]:
-                return None, None
-            value = float(cosine[p])
-            return (value if np.isfinite(value) else None), bool(deviates[p])
-
-        def drawn(i: int, role: str) -> GraphNode:
-            node = nodes[i]
-            cos, dev = numbers(self.op_of_node.get(i))
-            return GraphNode(name=node.name, op_type=node.op_type, role=role,
-                             fused_from=list(node.fused_from) if len(node.fused_from) > 1 else [],
-                             passes=list(node.passes), cosine=cos, deviates=dev)
-
-        focus_name = str(ops["op"].iloc[position])
-        fused = ops["fused_from"].iloc[position] if "fused_from" in ops else None
-        passes = ops["fusion_passes"].iloc[position] if "fusion_passes" in ops else None
-        cos, dev = numbers(position)
-        focus = GraphNode(name=focus_name, op_type=str(ops["op_type"].iloc[position] or nodes[own[0]].op_type),
-                          role="focus", fused_from=str(fused).split(",") if isinstance(fused, str) else [],
-                          passes=str(passes).split(",") if isinstance(passes, str) else [], cosine=cos, deviates=dev)
-        drawn_nodes: list[GraphNode] = []
-        edges: list[tuple[str, str]] = []
-        for name in source_names[:MAX_DRAWN]:
-            cos_in, dev_in = numbers(self.op_of_name.get(name))
-            drawn_nodes.append(GraphNode(name=name, op_type="input", role="input", cosine=cos_in, deviates=dev_in))
-            edges.append((name, focus_name))
-        for i in inputs[:max(0, MAX_DRAWN - len(drawn_nodes))]:
-            drawn_nodes.append(drawn(i, "input"))
-            edges.append((nodes[i].name, focus_name))
-        drawn_nodes.append(focus)
-        for i in outputs[:MAX_DRAWN]:
-            drawn_nodes.append(drawn(i, "output"))
-            edges.append((focus_name, nodes[i].name))
-        shown_inputs = sum(1 for n in drawn_nodes if n.role == "input")
-        return Neighbourhood(focus=focus_name, nodes=drawn_nodes, edges=edges,
-                             graph=str(graph.source) if graph.source else graph.name, side=self.side,
-                             more_inputs=len(inputs) + len(source_names) - shown_inputs,
-                             more_outputs=max(0, len(outputs) - MAX_DRAWN))
 
     def network_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"graph_known": True, "graph_format": self.graph.format,

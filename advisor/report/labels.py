@@ -259,7 +259,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "graph_side.golden": ("golden (original model)", "标杆侧（原始模型）"),
     "yes": ("yes", "是"),
     "no": ("no", "否"),
-    # The per-op table: the ops that matter (advisor/facts/key_ops.py).
+    # The per-op table: the ops that matter (advisor/report/key_ops.py).
     "key_ops": ("Ops that matter", "关键算子"),
     "key_ops.intro": ("The root cause, the ops where error enters, the worst ops, the root cause's neighbours and "
                       "the network output, with their metrics. Click a column heading to sort.",

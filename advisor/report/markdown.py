@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .text import oneline
+from ..text import oneline
 
 # A fence that starts on a line of its own (after the label the template puts before the text).
 _FENCE = re.compile(r"(?<=\n)```[^`\n]*\n(.*?)^ {0,3}`{3,}[ \t]*$", re.S | re.M)

@@ -12,12 +12,13 @@ from markupsafe import Markup
 
 from ..errors import UsageError
 from ..resources import data_dir
+from ..text import oneline
 from .graph_svg import render_graph_svg
 from .markdown import md_code, md_fence, md_text
 from .model import ReportView
 from .payload import render_json
 from .plot import render_svg
-from .text import fmt_value, html_text, oneline, ref_link
+from .text import fmt_value, html_text, ref_link
 
 
 @runtime_checkable

@@ -75,10 +75,6 @@ def join_sentences(sentences: list[str], lang: str) -> str:
     return ("" if lang == "zh" else " ").join(parts)
 
 
-def oneline(value: Any) -> str:
-    return " ".join(str(value).split())
-
-
 # --- HTML -----------------------------------------------------------------------------------------
 
 def html_text(value: Any) -> Markup:

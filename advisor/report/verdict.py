@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import oneline
 from .model import CONSISTENT, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
-from .text import fmt_value, join_sentences, oneline
+from .text import fmt_value, join_sentences
 
 
 @dataclass(frozen=True)

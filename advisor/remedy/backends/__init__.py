@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ...engine.conditions import suggest
 from ...errors import UsageError
+from ...text import suggest
 from ..model import BACKEND_NAMES, BuildContext, RemedyStep
 from . import ascend, magicmind, onnxruntime, pytorch, tensorrt
 
@@ -23,7 +23,7 @@ WRITERS: dict[str, Writer] = {
     "onnxruntime": onnxruntime.files,
     "pytorch": pytorch.files,
 }
-# The build config's tool -> the backend it builds for (advisor/evidence/config.py names the tools).
+# The build config's tool -> the backend it builds for (advisor/ingest/build_config.py names the tools).
 TOOL_BACKENDS: dict[str, str] = {"atc": "ascend", "magicmind": "magicmind", "tensorrt": "tensorrt",
                                  "trtexec": "tensorrt", "onnxruntime": "onnxruntime", "pytorch": "pytorch"}
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..diagnosis import KeyOp
-from .builder import FactSet
+from ..facts.builder import FactSet
 
 MAX_ENTRIES = 10          # ops where error enters, first ones in execution order
 WORST = 10                # worst ops by output cosine
