@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..compare.runner import Mapper, batches
+from ..compare.tuning import start_worker
 from ..errors import UsageError
 from . import worker_threads
 
@@ -26,11 +27,24 @@ if TYPE_CHECKING:
     from distributed import Client
 
 IN_FLIGHT_PER_THREAD = 2
+_tuned_here = False                # per worker process: start_worker() has run
 
 
 def mapper(client: Client) -> Mapper:
     """``CompareOptions(mapper=...)``: run the batches on this client's cluster."""
     return lambda worker, items, jobs, on_result: run_batches(client, worker, items, on_result)
+
+
+def tuned(worker: Callable[[list[Any]], list[tuple[str, Any]]], group: list[Any]) -> list[tuple[str, Any]]:
+    """On the worker: the process settings of a local compare worker (compare/tuning.py: one BLAS
+    thread, a malloc that reuses freed blocks instead of faulting fresh pages for every float64
+    temporary), once per worker process, then the batch. A dask worker outlives the comparison, so
+    it keeps up to the trim threshold (1 GiB) of freed memory for the next one."""
+    global _tuned_here
+    if not _tuned_here:
+        start_worker()
+        _tuned_here = True
+    return worker(group)
 
 
 def run_batches(client: Client, worker: Callable[[list[Any]], list[tuple[str, Any]]], items: list[tuple[Any, int]],
@@ -47,7 +61,7 @@ def run_batches(client: Client, worker: Callable[[list[Any]], list[tuple[str, An
     def submit_next() -> None:
         group = next(queue, None)
         if group is not None:
-            future = client.submit(worker, group, pure=False, retries=0)
+            future = client.submit(tuned, worker, group, pure=False, retries=0)
             in_flight.add(future)
             running.add(future)
 
