@@ -9,6 +9,7 @@ lead with regressions: jobs that were consistent and are not any more.
     validate.py            options checked against the rule packs before anything runs
     hashing.py             content hashes that decide what must run again
     worker.py, pool.py     one job in a worker process; the process pool and crash isolation
+                           (advisor/cluster/batch.py: the same on a dask cluster, --scheduler)
     store.py, schema.py    the history database
     changes.py, overview.py  new / fixed / persisting findings, regressions, trends
     index.py, sparkline.py   index.html and digest.md (templates in reports/)

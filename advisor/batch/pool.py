@@ -31,6 +31,9 @@ from .records import JobOutcome, failed
 from .worker import JobTask, run_job, watch_parent
 
 JobRunner = Callable[[JobTask], JobOutcome]
+# What runs a batch's tasks: ``execute`` below on this machine, advisor/cluster/batch.py on a dask cluster.
+# (tasks, workers, runner) -> one outcome per task, in completion order, never raising for a job's trouble.
+Executor = Callable[[list[JobTask], int, JobRunner], Iterable[JobOutcome]]
 PRELOAD = "advisor.batch.preload"
 MAX_STALLS = 3
 

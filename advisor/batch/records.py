@@ -85,6 +85,9 @@ class JobOutcome:
     report_files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     cpu: float = 0.0                                   # CPU seconds the worker spent (vs duration: contention)
+    # The rendered report set, (path relative to report_dir, text), on its way from the worker to the
+    # batch process, which writes it (worker.publish) and drops it before storing the outcome.
+    files: list[tuple[str, str]] = field(default_factory=list)
 
 
 def failed(job: str, error: str, duration: float = 0.0, job_hash: str | None = None,

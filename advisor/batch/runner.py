@@ -20,11 +20,11 @@ from .hashing import ConfigHasher, short
 from .index import build_index_view, check_link_base, write_index
 from .jobs import Batch
 from .overview import RunOverview, build_overview
-from .pool import JobRunner, execute
+from .pool import Executor, JobRunner, execute
 from .records import JobOutcome
 from .store import HistoryStore, ResultRow
 from .validate import check_options
-from .worker import JobTask, run_job
+from .worker import JobTask, publish, run_job
 
 # Called in the parent after each outcome is stored: (outcome, jobs done so far, jobs to do).
 ProgressCallback = Callable[[JobOutcome, int, int], None]
@@ -44,21 +44,24 @@ def default_workers(batch: Batch, workers: int | None) -> int:
 
 
 def run_batch(batch: Batch, *, workers: int | None = None, force: bool = False, runner: JobRunner = run_job,
-              progress: ProgressCallback | None = None, link_base: str | None = None) -> BatchResult:
+              progress: ProgressCallback | None = None, link_base: str | None = None,
+              executor: Executor = execute) -> BatchResult:
     """``force``: analyse every job even when unchanged. ``runner``: the worker function (tests).
+    ``executor``: what runs the jobs (the local process pool, or a dask cluster: advisor/cluster);
+    whichever it is, this process alone writes the history, the reports and the index.
     A full disk (or any failure to write the history or the index) stops the batch with one line;
     the run stays ``running`` in the history and the next run resumes it."""
     check_link_base(link_base)
     check_options(batch)                       # a bad batch stops here, before anything is written
     try:
-        return _run(batch, workers, force, runner, progress, link_base)
+        return _run(batch, workers, force, runner, progress, link_base, executor)
     except (sqlite3.OperationalError, OSError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise UsageError(f"cannot write the batch output or its history: {reason}", path=batch.output) from None
 
 
 def _run(batch: Batch, workers: int | None, force: bool, runner: JobRunner, progress: ProgressCallback | None,
-         link_base: str | None) -> BatchResult:
+         link_base: str | None, executor: Executor) -> BatchResult:
     hasher = ConfigHasher()
     size = default_workers(batch, workers)
     store = HistoryStore.open(batch.history, create=True)
@@ -74,7 +77,8 @@ def _run(batch: Batch, workers: int | None, force: bool, runner: JobRunner, prog
                     reusable[job.name] = previous
                 tasks.append(JobTask(job, hasher.config_digest(job, packs), packs,
                                      previous.job_hash if previous else None))
-            for done, outcome in enumerate(execute(tasks, max(1, min(size, len(tasks))), runner), 1):
+            for done, outcome in enumerate(executor(tasks, max(1, min(size, len(tasks))), runner), 1):
+                outcome = publish(outcome)
                 store.record(start.run_id, outcome, reusable.get(outcome.job) if outcome.status == "unchanged"
                              else None)
                 if progress is not None:

@@ -1,6 +1,11 @@
 """What a worker process does for one job: hash its inputs, skip it if nothing changed, else analyse
-it and write its reports. Runs in a child process; returns a plain ``JobOutcome`` and never raises,
-so one broken input becomes that job's failure record and nothing else.
+it and render its reports. Runs in a child process (of the local pool, or a dask worker on another
+machine); returns a plain ``JobOutcome`` and never raises, so one broken input becomes that job's
+failure record and nothing else.
+
+A worker writes nothing: the rendered report set travels back in the outcome and the batch process
+publishes it (``publish``), as it is the only writer of the history. So reports are written the same
+way, atomically, by one process, whether the jobs ran here or on a cluster.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import multiprocessing
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 
 from ..diagnosis import Diagnosis
@@ -47,8 +52,7 @@ def run_job(task: JobTask) -> JobOutcome:
                               cpu=time.process_time() - cpu)
         diagnosis = analyse(job.analysis_options())
         view = build_view(diagnosis, job.lang)
-        written = write_outputs(job.outdir, [(get_reporter(f).filename, get_reporter(f).render(view))
-                                             for f in job.formats] + remedy_files(view))
+        files = [(get_reporter(f).filename, get_reporter(f).render(view)) for f in job.formats] + remedy_files(view)
     except AdvisorError as exc:
         return failed(job.name, exc.one_line(), time.perf_counter() - start, digest, inputs)
     except Exception as exc:  # noqa: BLE001 - a bug in advisor: still only this job's failure
@@ -58,8 +62,21 @@ def run_job(task: JobTask) -> JobOutcome:
                       verdict=verdict_of(diagnosis, view), findings=finding_records(diagnosis),
                       packs=[PackRecord(p.name, p.version, p.source, task.pack_digests.get(_resolved(p.source), ""))
                              for p in diagnosis.packs],
-                      report_dir=str(job.outdir), report_files=[p.name for p in written[:len(job.formats)]],
-                      warnings=list(diagnosis.warnings), cpu=time.process_time() - cpu)
+                      report_dir=str(job.outdir), report_files=[name for name, _ in files[:len(job.formats)]],
+                      warnings=list(diagnosis.warnings), cpu=time.process_time() - cpu, files=files)
+
+
+def publish(outcome: JobOutcome) -> JobOutcome:
+    """Write an analysed job's report set into its folder (in the batch process, see the module
+    docstring) and return the outcome without the file texts. A report folder that cannot be
+    written is that job's failure, as it was when the worker wrote it."""
+    if not outcome.files:
+        return outcome
+    try:
+        write_outputs(outcome.report_dir or ".", outcome.files)
+    except AdvisorError as exc:
+        return failed(outcome.job, exc.one_line(), outcome.duration, outcome.job_hash, outcome.inputs)
+    return replace(outcome, files=[])
 
 
 def verdict_of(diagnosis: Diagnosis, view: ReportView) -> Verdict:

@@ -15,6 +15,8 @@ from typing import Any
 from ..batch import BatchResult, load_manifest, run_batch, scan_batch
 from ..batch.records import JobOutcome
 from ..batch.scan import DEFAULT_PATTERN
+from ..cluster import connect, require_distributed, worker_threads
+from ..cluster.batch import executor
 from ..config import load_config
 from ..errors import UsageError
 from ..inputfiles import input_path
@@ -47,6 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "'output', else ./advisor-batch)")
     parser.add_argument("--db", type=Path, metavar="PATH", help="history database (default: OUTDIR/history.sqlite)")
     parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: every core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the jobs on this dask cluster (tcp://host:8786, or a scheduler JSON file) instead "
+                             "of local worker processes; needs the 'cluster' extra and storage the workers share "
+                             "(README 'Scale-out')")
     parser.add_argument("--force", action="store_true", help="analyse every job, even unchanged ones")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit with 1 when a job that was consistent is not any more")
@@ -78,6 +84,10 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError("give a MANIFEST or --scan DIR (one of them)")
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.scheduler is not None:
+        if args.workers is not None:
+            raise UsageError("--workers: not with --scheduler (the cluster's workers run the jobs)")
+        require_distributed()
     settings = load_config(args.project_config)
     if args.manifest is not None:
         given = [f"--{name.replace('_', '-')}" for name in SCAN_OPTIONS if getattr(args, name) is not None]
@@ -100,8 +110,13 @@ def execute(args: argparse.Namespace) -> int:
             if args.verbose and not args.quiet:
                 bar.write(_job_line(outcome, done, total))
 
-        result = run_batch(batch, workers=args.workers, force=args.force, link_base=args.link_base,
-                           progress=progress)
+        if args.scheduler is None:
+            result = run_batch(batch, workers=args.workers, force=args.force, link_base=args.link_base,
+                               progress=progress)
+        else:
+            with connect(args.scheduler) as client:
+                result = run_batch(batch, workers=worker_threads(client), force=args.force,
+                                   link_base=args.link_base, progress=progress, executor=executor(client))
     if not args.quiet:
         print(summary(result, batch.title), flush=True)
     regressed = args.fail_on_regression and result.overview.regressions

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from ..cluster import connect, require_distributed
+from ..cluster.compare import mapper
 from ..compare.runner import CompareOptions, CompareSummary, compare_dumps, journal_path
 from ..errors import UsageError
 from ..inputfiles import input_path
@@ -28,6 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
                         help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
     parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="compare the tensor pairs on this dask cluster (tcp://host:8786, or a scheduler JSON "
+                             "file); the workers must read both dump folders at the same paths (README 'Scale-out')")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="always show the progress bar (default: when stderr is a terminal and CI is not set)")
@@ -40,11 +46,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def execute(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.scheduler is not None and args.jobs is not None:
+        raise UsageError("--jobs: not with --scheduler (the cluster's workers compare the tensors)")
     options = CompareOptions(golden=args.golden, target=args.target, output=args.output, graph=args.graph,
                              jobs=args.jobs, progress=False if args.quiet else args.progress,
                              resume=not args.restart)
     try:
-        summary = compare_dumps(options)
+        summary = compare_dumps(options) if args.scheduler is None else _on_cluster(options, args.scheduler)
     except KeyboardInterrupt:
         print(f"advisor: interrupted; finished work is kept in {journal_path(args.output)}: run the same "
               "command again to resume", file=sys.stderr)
@@ -52,6 +60,14 @@ def execute(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(summary_text(summary))
     return 0
+
+
+def _on_cluster(options: CompareOptions, scheduler: str) -> CompareSummary:
+    """Workers open the dumps by the paths this process found, so they travel absolute."""
+    require_distributed()
+    with connect(scheduler) as client:
+        return compare_dumps(replace(options, golden=options.golden.resolve(), target=options.target.resolve(),
+                                     mapper=mapper(client)))
 
 
 def summary_text(summary: CompareSummary) -> str:

@@ -34,6 +34,11 @@ from .msaccucmp_csv import PairMetrics, format_row, pair_metrics, result_file_na
 from .pairing import Plan, PlannedRow, golden_shapes, plan_rows, target_ops, target_shapes
 from .tuning import single_threaded_blas, start_worker
 
+# Runs a worker function over (item, bytes) pairs and hands each (key, value) to on_result in this
+# process: run_batches below (local worker processes), or advisor/cluster/compare.py (a dask cluster).
+Mapper = Callable[[Callable[[list[Any]], list[tuple[str, Any]]], list[tuple[Any, int]], int,
+                   Callable[[str, Any], Any]], None]
+
 BATCH_ITEMS = 32               # most tensors one worker task handles
 BATCH_BYTES = 32 * 1024 ** 2   # ... and most bytes: small enough to balance, big enough to amortise
 
@@ -47,6 +52,7 @@ class CompareOptions:
     jobs: int | None = None                       # worker processes (default: every core)
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
+    mapper: Mapper | None = None                  # None: run_batches (worker processes on this machine)
 
 
 @dataclass
@@ -85,11 +91,12 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     journal = Journal(journal_path(options.output), run_signature(golden, target, options.graph),
                       resume=options.resume)
     jobs = max(1, options.jobs or os.cpu_count() or 1)
+    mapper = options.mapper or run_batches
     journal.open()
     try:
-        prints = _fingerprints(target, journal, jobs, options.progress, stream)
+        prints = _fingerprints(target, journal, jobs, options.progress, stream, mapper)
         plan = plan_rows(golden, target, prints, fusion)
-        computed = _comparisons(plan, golden, target, journal, jobs, options.progress, stream)
+        computed = _comparisons(plan, golden, target, journal, jobs, options.progress, stream, mapper)
         rows = [format_row(row.labels, _metrics(row, golden, journal)) for row in plan.rows]
         write_result_rows(rows, output)
     except BaseException:
@@ -121,25 +128,25 @@ def _metrics(row: PlannedRow, golden: DumpFolder, journal: Journal) -> PairMetri
 
 
 def _fingerprints(target: DumpFolder, journal: Journal, jobs: int, progress: bool | None,
-                  stream: TextIO | None) -> dict[str, TensorPrint]:
+                  stream: TextIO | None, mapper: Mapper) -> dict[str, TensorPrint]:
     todo = [(_relative(f.path, target.root), str(f.path), f.nbytes) for f in target.files
             if _relative(f.path, target.root) not in journal.prints]
     bar = ProgressBar("reading target", len(target.files), stream=stream, enabled=progress,
                       done=len(target.files) - len(todo))
-    run_batches(_fingerprint_batch, [((key, path), size) for key, path, size in todo], jobs,
-                lambda key, value: (journal.add_print(key, value), bar.advance()))
+    mapper(_fingerprint_batch, [((key, path), size) for key, path, size in todo], jobs,
+           lambda key, value: (journal.add_print(key, value), bar.advance()))
     bar.close()
     return {str(target.root / key): value for key, value in journal.prints.items()}
 
 
 def _comparisons(plan: Plan, golden: DumpFolder, target: DumpFolder, journal: Journal, jobs: int,
-                 progress: bool | None, stream: TextIO | None) -> int:
+                 progress: bool | None, stream: TextIO | None, mapper: Mapper) -> int:
     unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
     todo = [((key, str(row.target.path), str(row.golden.path)), row.target.nbytes + row.golden.nbytes)
             for key, row in unique.items() if key not in journal.pairs]
     bar = ProgressBar("comparing pairs", len(unique), stream=stream, enabled=progress,
                       done=len(unique) - len(todo))
-    run_batches(_compare_batch, todo, jobs, lambda key, value: (journal.add_pair(key, value), bar.advance()))
+    mapper(_compare_batch, todo, jobs, lambda key, value: (journal.add_pair(key, value), bar.advance()))
     bar.close()
     return len(todo)
 
