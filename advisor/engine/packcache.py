@@ -53,6 +53,8 @@ def content_key(path: Path, schema_digest: str) -> str:
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")
     for file in pack_files(path):
+        if not file.is_file():      # a FIFO or device would block the read: let parsing refuse it
+            raise OSError(f"not a regular file: {file}")
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")
         digest.update(file.read_bytes())
         digest.update(b"\0")

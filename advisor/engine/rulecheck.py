@@ -63,7 +63,8 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     if not isinstance(node, LineDict):
         checker.add("a rule must be a mapping")
         return None
-    checker.problems.extend(schema_problems(node, "rule", checker.path, skip=("when", "advice"), label="rule"))
+    # 'tags' is one clear sentence whatever is wrong with it (rather than one line per bad item).
+    checker.problems.extend(schema_problems(node, "rule", checker.path, skip=("when", "advice", "tags"), label="rule"))
     if "when" not in node:
         checker.add("rule is missing 'when'", node)
     rule_id = node.get("id")
@@ -97,8 +98,9 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     else:
         _check_cases(cases, node, checker)
     tags = node.get("tags") or []
-    if isinstance(tags, list) and not all(isinstance(t, str) and t.strip() for t in tags):
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
         checker.add("'tags' is a list of words, e.g. [fp16, overflow]", node, "tags")
+        tags = []
     priority = node.get("priority", 100)
     if checker.problems:
         return None

@@ -59,9 +59,13 @@ def schema_problems(document: Any, name: str, path: Path, skip: tuple[str, ...] 
 
 
 def _position(document: Any, where: tuple[Any, ...], error: Any) -> tuple[int | None, int | None, str | None]:
-    """(line, column) of the deepest mapping on the error's path, at the key the error is about."""
+    """(line, column) of the deepest mapping on the error's path, at the key the error is about (an item
+    of a YAML list has no position of its own: its list's key stands for it)."""
     node, parent, key = document, None, None
+    anchor: tuple[LineDict, str] | None = None
     for step in where:
+        if isinstance(node, LineDict) and isinstance(step, str):
+            anchor = (node, step)
         parent, key = node, step
         try:
             node = node[step]
@@ -75,6 +79,8 @@ def _position(document: Any, where: tuple[Any, ...], error: Any) -> tuple[int | 
     target = parent if isinstance(parent, LineDict) and isinstance(key, str) else node
     if isinstance(target, LineDict):
         return (*target.where(key if target is parent else None), key if isinstance(key, str) else None)
+    if anchor is not None:
+        return (*anchor[0].where(anchor[1]), anchor[1])
     return None, None, key if isinstance(key, str) else None
 
 
