@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .inventory import DumpFolder
-from .lineage import TensorPrint
+from ..tensors.inventory import DumpFolder
+from ..tensors.lineage import TensorPrint
 from .msaccucmp_csv import PairMetrics
 
 VERSION = 1

@@ -1,8 +1,8 @@
 """``advisor compare`` end to end: scan, fingerprint, pair, compare, write - streaming and resumable.
 
 1. Scan both folders (file names and ``.npy`` headers only).
-2. Fingerprint every target dump (:mod:`lineage`), in worker processes.
-3. Pair (:mod:`pairing`): rows, and the distinct comparisons they need. An op's input holds its
+2. Fingerprint every target dump (:mod:`advisor.tensors.lineage`), in worker processes.
+3. Pair (:mod:`advisor.tensors.pairing`): rows, and the distinct comparisons they need. An op's input holds its
    producer's bytes, so most input rows share the comparison of their producer's output row.
 4. Compute each distinct comparison in worker processes: one pair of tensors in memory per
    worker at a time (memory-mapped), only the formatted cells travel back.
@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..progress import ProgressBar
-from .fusion import FusionMap, read_fusion_map
-from .inventory import DumpFolder, scan_folder
+from ..tensors.fusion import FusionMap, read_fusion_map
+from ..tensors.inventory import DumpFolder, scan_folder
+from ..tensors.lineage import TensorPrint, fingerprint, load_dump
+from ..tensors.pairing import Plan, PlannedRow, golden_shapes, plan_rows, target_ops, target_shapes
 from .journal import Journal, run_signature
-from .lineage import TensorPrint, fingerprint, load_dump
 from .msaccucmp_csv import PairMetrics, format_row, pair_metrics, result_file_name, write_result_rows
-from .pairing import Plan, PlannedRow, golden_shapes, plan_rows, target_ops, target_shapes
 from .tuning import single_threaded_blas, start_worker
 
 BATCH_ITEMS = 32               # most tensors one worker task handles

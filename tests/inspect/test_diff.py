@@ -7,8 +7,8 @@ import pytest
 
 from advisor.cli import main
 from advisor.cli.diff import diff_text
-from advisor.evidence.metrics import METRIC_NAMES
 from advisor.inspect.diff import diff_tensors
+from advisor.tensors.metrics import METRIC_NAMES
 
 from .conftest import LAYOUT
 

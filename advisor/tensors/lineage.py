@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
-from .msaccucmp_csv import overflow_flag
+from .dtypes import overflow_flag
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from advisor.evidence import metrics as m
+from advisor.tensors import metrics as m
 
 
 def test_cosine_of_two_all_zero_tensors_is_one():

@@ -23,13 +23,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .dtypes import ge_dtype_name
 from .dump_names import DumpName
 from .fusion import FusionMap, fuse_by_names
 from .inventory import DumpFile, DumpFolder
 from .lineage import TensorPrint
-from .msaccucmp_csv import RowLabels, ge_dtype_name
 
 INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
+
+
+@dataclass(frozen=True)
+class RowLabels:
+    """Everything of a result row except the metrics: which op and tensor, dtypes, shape, flag."""
+
+    index: int
+    op_type: str | None               # None -> NaN (Node_Output rows)
+    npu_op: str
+    golden_ops: str
+    tensor_index: str
+    npu_dtype: str | None
+    golden_dtype: str | None
+    shape: tuple[int, ...] | None
+    overflow: str = "NaN"             # YES / NO / NaN, see overflow_flag
+    address: str | None = None
+    fail_reason: str = ""
+    has_npu: bool = True
+    has_golden: bool = True
 
 
 @dataclass(frozen=True)
