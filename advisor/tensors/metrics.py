@@ -1,32 +1,42 @@
-"""The ten msaccucmp tensor-comparison metrics, in pure numpy.
+"""The ten msaccucmp tensor-comparison metrics: the one implementation every caller uses.
 
-Definitions follow FORMATS.md §1, with ``x`` the target (NPU) tensor and ``y`` the golden one:
+Definitions follow msaccucmp 26 (FORMATS.md §1 and the vendor's ``algorithm_manager/builtin_algorithm``),
+with ``x`` the target (NPU) tensor and ``y`` the golden one, both flattened:
 
 =============================  =====================================================================
-CosineSimilarity               ``sum(x*y) / (|x| |y|)``, clipped to <= 1.0. Both sides all-zero -> 1.0;
-                               one side all-zero -> NaN; a scalar (one element) -> 1.0.
+CosineSimilarity               ``sum(x*y) / (|x| |y|)``, clipped to <= 1.0. A single element -> 1.0;
+                               both norms <= eps64 (float64 epsilon, as msaccucmp) -> 1.0; else one
+                               norm <= eps64**2 -> NaN ("all ... data is zero").
 MaxAbsoluteError               ``max |x - y|``
-AccumulatedRelativeError       ``sum |x / y - 1|`` over the elements with ``|y| > eps``
+AccumulatedRelativeError       ``sum |x - y| / |y|`` over the elements with ``|y| > eps`` (0.0 if none)
 RelativeEuclideanDistance      ``sqrt(sum (x - y)^2 / sum y^2)``; 0.0 when both sides are all-zero,
-                               NaN when only the golden side is.
+                               NaN when only the golden side is (msaccucmp prints 0.0 there: a
+                               target that is all wrong would read as a perfect match).
 KullbackLeiblerDivergence      each side min-max normalised into [0, 1] (a constant side is kept as
-                               it is), then divided by its sum; ``sum p log(p / q)`` with ``p`` from
-                               the target. Terms with ``p == 0`` add nothing; ``q == 0`` where
-                               ``p > 0`` gives ``inf``. An all-zero side gives NaN.
-StandardDeviation              the string ``(mean;std),(mean;std)``, target side first
+                               it is) and raised to at least KL_FLOOR (the float32 epsilon), then
+                               divided by its sum; ``sum p log(p / q)``, ``p`` from the target;
+                               |KL| < eps64 prints 0. Finite for any finite input, as msaccucmp 26.
+StandardDeviation              ``(mean;std),(mean;std)`` (population std), target side first
 MeanAbsoluteError              ``mean |x - y|``
 RootMeanSquareError            ``sqrt(mean (x - y)^2)``
-MaxRelativeError               ``max |x - y| / |y|`` over the elements with ``|y| > eps``
-MeanRelativeError              ``mean |x - y| / |y|`` over the elements with ``|y| > eps``
+MaxRelativeError               ``max |x - y| / |y|`` over the elements with ``|y| > eps`` (NaN if none)
+MeanRelativeError              ``mean |x - y| / |y|`` over the elements with ``|y| > eps`` (NaN if none)
 =============================  =====================================================================
 
-Everything is computed in float64 whatever the input dtype (float16, bfloat16 stored as float32,
-integers...). Non-finite inputs never raise or warn: the error metrics follow IEEE arithmetic (an
-``inf`` in the target gives ``MaxAbsoluteError = inf``), while the similarity metrics (cosine,
-relative Euclidean distance, KL) are NaN when either side holds a NaN or an infinity, with a reason.
+``eps`` is RELATIVE_EPS, the float32 epsilon (msaccucmp uses the float64 one and averages the
+excluded elements in as zeros: on a golden tensor with zeros, e.g. after a ReLU, its mean relative
+error is diluted by them; ours is the mean over the elements it is defined for).
 
-:func:`compare_tensors` computes all of them for one pair and is what ``advisor compare`` and the
-scenario generator use; the single-metric functions are public for probes and tests.
+Edge cases, for every metric: an empty tensor gives NaN everywhere (msaccucmp warns "data size is 0");
+tensors of different sizes are not compared (all NaN, with the reason). Non-finite inputs never raise
+or warn: the error metrics follow IEEE arithmetic (an ``inf`` in the target gives
+``MaxAbsoluteError = inf``), while cosine, relative Euclidean distance and KL are NaN when either
+side holds a NaN or an infinity, with a reason (msaccucmp's arithmetic gives NaN there too).
+
+Every value comes from the running sums of :mod:`advisor.tensors.running` (chunked, float64 sums,
+float32 KL; its docstring says where each precision is kept and why), so a memory-mapped tensor of
+any size is compared in bounded memory. :func:`compare_tensors` computes all metrics of one pair;
+the single-metric functions are the same computation, for probes and tests.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .running import CHUNK, KL_FLOOR, RELATIVE_EPS, PairSums, flat, pair_sums
 
 #: msaccucmp metric column names, in the order the tool writes them.
 METRIC_NAMES: tuple[str, ...] = (
@@ -49,168 +61,125 @@ METRIC_NAMES: tuple[str, ...] = (
     "MeanRelativeError",
 )
 
-#: Golden values at or below this magnitude are left out of the relative errors: dividing by them
-#: measures float32 noise, not disagreement. (msaccucmp uses a float epsilon the same way.)
-RELATIVE_EPS: float = float(np.finfo(np.float32).eps)
+#: msaccucmp's ``FLOAT_EPSILON`` (numpy's float64 epsilon): its zero-norm and zero-KL tests.
+EPS64: float = float(np.finfo(np.float64).eps)
 
 _NAN = float("nan")
 
-
-def as_float64(values: np.ndarray) -> np.ndarray:
-    """Flatten any numeric array (or array-like) into a contiguous float64 vector."""
-    return np.asarray(values).astype(np.float64, copy=False).reshape(-1)
-
-
-def _pair(npu: np.ndarray, golden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    x, y = as_float64(npu), as_float64(golden)
-    if x.size != y.size:
-        raise ValueError(f"cannot compare tensors of {x.size} and {y.size} elements")
-    return x, y
+__all__ = ["CHUNK", "EPS64", "KL_FLOOR", "METRIC_NAMES", "RELATIVE_EPS", "TensorComparison", "compare_tensors",
+           "comparison_of", "cosine_similarity", "format_number", "format_standard_deviation", "kl_divergence",
+           "values_of"]
 
 
-def _all_finite(*vectors: np.ndarray) -> bool:
-    return all(bool(np.isfinite(v).all()) for v in vectors)
+def values_of(sums: PairSums) -> dict[str, float]:
+    """Every metric value (StandardDeviation aside) from the running sums of one pair."""
+    n = sums.n
+    if n == 0:
+        return {name: _NAN for name in METRIC_NAMES if name != "StandardDeviation"}
+    return {
+        "CosineSimilarity": _cosine(sums),
+        "MaxAbsoluteError": sums.abs_max,
+        "AccumulatedRelativeError": sums.rel_sum,
+        "RelativeEuclideanDistance": _red(sums),
+        "KullbackLeiblerDivergence": _kl(sums),
+        "MeanAbsoluteError": sums.abs_sum / n,
+        "RootMeanSquareError": float(np.sqrt(sums.dd / n)),
+        "MaxRelativeError": sums.rel_max if sums.rel_count else _NAN,
+        "MeanRelativeError": sums.rel_sum / sums.rel_count if sums.rel_count else _NAN,
+    }
+
+
+def _zero_side(sums: PairSums) -> str | None:
+    """Which side cosine calls all zero ("NPU", "golden"), by msaccucmp's tests on the norms."""
+    x_norm, y_norm = np.sqrt(sums.xx), np.sqrt(sums.yy)
+    if x_norm <= EPS64 and y_norm <= EPS64:
+        return None
+    if x_norm <= EPS64 ** 2:
+        return "NPU"
+    if y_norm <= EPS64 ** 2:
+        return "golden"
+    return None
+
+
+def _cosine(sums: PairSums) -> float:
+    if sums.n == 1:
+        return 1.0
+    if not sums.finite:
+        return _NAN
+    x_norm, y_norm = np.sqrt(sums.xx), np.sqrt(sums.yy)
+    if x_norm <= EPS64 and y_norm <= EPS64:
+        return 1.0
+    if _zero_side(sums) is not None:
+        return _NAN
+    return float(min(sums.xy / (x_norm * y_norm), 1.0))
+
+
+def _red(sums: PairSums) -> float:
+    if not sums.finite:
+        return _NAN
+    if sums.yy == 0.0:
+        return 0.0 if sums.dd == 0.0 else _NAN
+    return float(np.sqrt(sums.dd / sums.yy))
+
+
+def _kl(sums: PairSums) -> float:
+    """``sum p log(p/q)`` with ``p = a/A``, ``q = b/B``: ``S/A + log(B/A)``, ``S = sum a log(a/b)``."""
+    if not sums.finite:
+        return _NAN
+    value = sums.kl_s / sums.kl_a + float(np.log(sums.kl_b / sums.kl_a))
+    return 0.0 if abs(value) < EPS64 else value
+
+
+def _stats(total: float, squares: float, n: int) -> tuple[float, float]:
+    """Mean and population std from the float64 sum and sum of squares (NaN when empty)."""
+    if n == 0:
+        return _NAN, _NAN
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = total / n
+        return mean, float(np.sqrt(max(squares / n - mean * mean, 0.0))) if np.isfinite(mean) else _NAN
+
+
+def _measure(npu: np.ndarray, golden: np.ndarray) -> PairSums:
+    return pair_sums(npu, golden)
 
 
 def cosine_similarity(npu: np.ndarray, golden: np.ndarray) -> float:
     """Cosine of the angle between the flattened tensors (see the module table for edge cases)."""
-    x, y = _pair(npu, golden)
-    if x.size == 1:
-        return 1.0
-    if x.size == 0 or not _all_finite(x, y):
-        return _NAN
-    x_norm, y_norm = np.linalg.norm(x), np.linalg.norm(y)
-    if x_norm == 0.0 and y_norm == 0.0:
-        return 1.0
-    if x_norm == 0.0 or y_norm == 0.0:
-        return _NAN
-    # Normalise before the dot product so that large float16-range values cannot overflow.
-    return float(min(np.dot(x / x_norm, y / y_norm), 1.0))
-
-
-def max_absolute_error(npu: np.ndarray, golden: np.ndarray) -> float:
-    """``max |x - y|`` (NaN for empty tensors)."""
-    x, y = _pair(npu, golden)
-    if x.size == 0:
-        return _NAN
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.max(np.abs(x - y)))
-
-
-def _relative_errors(x: np.ndarray, y: np.ndarray, eps: float) -> np.ndarray:
-    """``|x - y| / |y|`` for the elements whose golden magnitude exceeds ``eps``."""
-    keep = np.abs(y) > eps
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        return np.abs(x[keep] - y[keep]) / np.abs(y[keep])
-
-
-# The three relative metrics reduce the same element errors; compare_tensors computes them once.
-def _accumulated(errors: np.ndarray) -> float:
-    return float(np.sum(errors))
-
-
-def _max(errors: np.ndarray) -> float:
-    return float(np.max(errors)) if errors.size else _NAN
-
-
-def _mean(errors: np.ndarray) -> float:
-    return float(np.mean(errors)) if errors.size else _NAN
-
-
-def accumulated_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
-    """``sum |x / y - 1|`` over ``|y| > eps`` (0.0 when no element qualifies)."""
-    return _accumulated(_relative_errors(*_pair(npu, golden), eps))
-
-
-def max_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
-    """``max |x - y| / |y|`` over ``|y| > eps`` (NaN when no element qualifies)."""
-    return _max(_relative_errors(*_pair(npu, golden), eps))
-
-
-def mean_relative_error(npu: np.ndarray, golden: np.ndarray, eps: float = RELATIVE_EPS) -> float:
-    """``mean |x - y| / |y|`` over ``|y| > eps`` (NaN when no element qualifies)."""
-    return _mean(_relative_errors(*_pair(npu, golden), eps))
+    return values_of(_measure(npu, golden))["CosineSimilarity"]
 
 
 def relative_euclidean_distance(npu: np.ndarray, golden: np.ndarray) -> float:
     """``sqrt(sum (x - y)^2 / sum y^2)``; 0.0 for two all-zero tensors, NaN for an all-zero golden."""
-    x, y = _pair(npu, golden)
-    if x.size == 0 or not _all_finite(x, y):
-        return _NAN
-    scale = float(np.max(np.abs(np.concatenate([x, y])))) or 1.0  # avoid overflow of the squares
-    diff = np.sum(((x - y) / scale) ** 2)
-    ref = np.sum((y / scale) ** 2)
-    if ref == 0.0:
-        return 0.0 if diff == 0.0 else _NAN
-    return float(np.sqrt(diff / ref))
+    return values_of(_measure(npu, golden))["RelativeEuclideanDistance"]
 
 
-def _min_max_distribution(v: np.ndarray) -> np.ndarray | None:
-    """Min-max normalise into [0, 1] and divide by the sum; None when the result is all zero."""
-    low, high = float(np.min(v)), float(np.max(v))
-    scaled = (v - low) / (high - low) if high != low else v
-    total = float(np.sum(scaled))
-    if total == 0.0:
-        return None
-    return scaled / total
+def kl_divergence(npu: np.ndarray, golden: np.ndarray) -> float:
+    """KL divergence of the floored min-max-normalised target distribution from the golden one."""
+    return values_of(_measure(npu, golden))["KullbackLeiblerDivergence"]
 
 
-def kl_divergence(npu: np.ndarray, golden: np.ndarray, floor: float | None = None) -> float:
-    """KL divergence of the min-max-normalised target distribution from the golden one.
-
-    ``floor``: when given, the normalised values are first raised to at least ``floor`` (newer
-    msaccucmp releases do this with the float32 epsilon, which removes the ``inf``); the default
-    keeps the classic definition, where a golden zero facing a non-zero target gives ``inf``.
-    """
-    x, y = _pair(npu, golden)
-    if x.size == 0 or not _all_finite(x, y):
-        return _NAN
-    if floor is not None:
-        p_raw = _floored(x, floor)
-        q_raw = _floored(y, floor)
-        p, q = p_raw / p_raw.sum(), q_raw / q_raw.sum()
-    else:
-        p, q = _min_max_distribution(x), _min_max_distribution(y)
-        if p is None or q is None:
-            return _NAN
-    support = p > 0
-    if np.any(q[support] == 0):
-        return float("inf")
-    value = float(np.sum(p[support] * np.log(p[support] / q[support])))
-    return 0.0 if abs(value) < RELATIVE_EPS else value
+def max_absolute_error(npu: np.ndarray, golden: np.ndarray) -> float:
+    return values_of(_measure(npu, golden))["MaxAbsoluteError"]
 
 
-def _floored(v: np.ndarray, floor: float) -> np.ndarray:
-    low, high = float(np.min(v)), float(np.max(v))
-    scaled = (v - low) / (high - low) if high != low else v
-    return np.maximum(scaled, floor)
+def accumulated_relative_error(npu: np.ndarray, golden: np.ndarray) -> float:
+    return values_of(_measure(npu, golden))["AccumulatedRelativeError"]
 
 
-def mean_and_std(values: np.ndarray) -> tuple[float, float]:
-    """Mean and (population) standard deviation in float64; NaN for an empty tensor."""
-    v = as_float64(values)
-    if v.size == 0:
-        return _NAN, _NAN
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.mean(v)), float(np.std(v))
+def max_relative_error(npu: np.ndarray, golden: np.ndarray) -> float:
+    return values_of(_measure(npu, golden))["MaxRelativeError"]
+
+
+def mean_relative_error(npu: np.ndarray, golden: np.ndarray) -> float:
+    return values_of(_measure(npu, golden))["MeanRelativeError"]
 
 
 def mean_absolute_error(npu: np.ndarray, golden: np.ndarray) -> float:
-    """``mean |x - y|``."""
-    x, y = _pair(npu, golden)
-    if x.size == 0:
-        return _NAN
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.mean(np.abs(x - y)))
+    return values_of(_measure(npu, golden))["MeanAbsoluteError"]
 
 
 def root_mean_square_error(npu: np.ndarray, golden: np.ndarray) -> float:
-    """``sqrt(mean (x - y)^2)``."""
-    x, y = _pair(npu, golden)
-    if x.size == 0:
-        return _NAN
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.sqrt(np.mean((x - y) ** 2)))
+    return values_of(_measure(npu, golden))["RootMeanSquareError"]
 
 
 def format_standard_deviation(npu_stats: tuple[float, float], golden_stats: tuple[float, float],
@@ -253,45 +222,36 @@ class TensorComparison:
         return out
 
 
-def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, eps: float = RELATIVE_EPS,
-                    kl_floor: float | None = None) -> TensorComparison:
-    """Every msaccucmp metric for one target/golden pair.
+def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, chunk: int = CHUNK) -> TensorComparison:
+    """Every msaccucmp metric for one target/golden pair (``chunk`` elements at a time).
 
     Tensors whose element counts differ are not compared: every metric is NaN and the reason says
     so (msaccucmp reports the same as a failed row).
     """
-    x, y = as_float64(npu), as_float64(golden)
+    x, y = flat(npu), flat(golden)
     result = TensorComparison()
     if x.size != y.size:
         result.values = {name: _NAN for name in METRIC_NAMES if name != "StandardDeviation"}
         result.fail_reasons.append(f"shape mismatch: {x.size} vs {y.size} elements")
         return result
-    relative = _relative_errors(x, y, eps)
-    result.values = {
-        "CosineSimilarity": cosine_similarity(x, y),
-        "MaxAbsoluteError": max_absolute_error(x, y),
-        "AccumulatedRelativeError": _accumulated(relative),
-        "RelativeEuclideanDistance": relative_euclidean_distance(x, y),
-        "KullbackLeiblerDivergence": kl_divergence(x, y, kl_floor),
-        "MeanAbsoluteError": mean_absolute_error(x, y),
-        "RootMeanSquareError": root_mean_square_error(x, y),
-        "MaxRelativeError": _max(relative),
-        "MeanRelativeError": _mean(relative),
-    }
-    result.npu_stats, result.golden_stats = mean_and_std(x), mean_and_std(y)
-    result.fail_reasons.extend(_fail_reasons(x, y, result.values))
+    return comparison_of(pair_sums(x, y, chunk))
+
+
+def comparison_of(sums: PairSums) -> TensorComparison:
+    """The :class:`TensorComparison` of one pair's running sums."""
+    result = TensorComparison(values_of(sums))
+    result.npu_stats = _stats(sums.sum_x, sums.xx, sums.n)
+    result.golden_stats = _stats(sums.sum_y, sums.yy, sums.n)
+    result.fail_reasons.extend(_fail_reasons(sums, result.values))
     return result
 
 
-def _fail_reasons(x: np.ndarray, y: np.ndarray, values: dict[str, float]) -> list[str]:
+def _fail_reasons(sums: PairSums, values: dict[str, float]) -> list[str]:
     reasons = []
-    if not np.isfinite(x).all():
-        reasons.append("NPU data contains NaN or inf")
-    if not np.isfinite(y).all():
-        reasons.append("golden data contains NaN or inf")
-    if x.size > 1 and np.isnan(values["CosineSimilarity"]) and not reasons:
-        side = "NPU" if not np.any(x) else "golden"
+    for side, span in (("NPU", sums.x_range), ("golden", sums.y_range)):
+        if span is not None and not np.isfinite(span).all():
+            reasons.append(f"{side} data contains NaN or inf")
+    side = _zero_side(sums) if sums.n > 1 and not reasons else None
+    if side is not None:
         reasons.append(f"cannot compare by cosine similarity: all {side} data is zero")
-    if values["KullbackLeiblerDivergence"] == float("inf"):
-        reasons.append("cannot compare by KL divergence: golden distribution has zeros")
     return reasons
