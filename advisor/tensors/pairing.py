@@ -120,6 +120,31 @@ def plan_rows(golden: DumpFolder, target: DumpFolder, prints: dict[str, TensorPr
     return _plan_by_names(golden, target.naming, ops, prints)
 
 
+def name_partners(golden: DumpFolder, target: DumpFolder, fusion: FusionMap | None = None) -> dict[str, DumpFile]:
+    """The golden tensor each target dump is compared with, where names alone say it (no
+    fingerprints): an op's outputs when the target is Ascend against TF-style golden dumps, every
+    tensor when both sides use the same naming. Target path -> golden file; :func:`plan_rows` pairs
+    these the same way, so their comparisons can be made while the target dump is first read."""
+    ops = target_ops(target)
+    partners: dict[str, DumpFile] = {}
+    if target.naming == "npu" and golden.naming == "golden":
+        planner = _LineagePlanner(golden, ops, {}, fusion)
+        for op in ops:
+            members = planner.members(op.name)
+            for slot, dump in enumerate(op.outputs):
+                other = planner.golden_output(members, slot)
+                if other is not None:
+                    partners[str(dump.path)] = other
+        return partners
+    golden_files = golden.by_key()
+    for op in ops:
+        for dump in [*op.inputs, *op.outputs]:
+            other = golden_files.get(dump.name.tensor_key)
+            if other is not None:
+                partners[str(dump.path)] = other
+    return partners
+
+
 def _digest(dump: DumpFile, prints: dict[str, TensorPrint]) -> tuple:
     mark = prints[str(dump.path)]
     return (dump.dtype, dump.shape, mark.crc32, mark.adler32)

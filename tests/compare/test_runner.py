@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from advisor.cli import main
-from advisor.compare import runner
+from advisor.compare import runner, work
 from advisor.compare.journal import Journal
 from advisor.compare.runner import CompareOptions, compare_dumps, journal_path, output_path
 from advisor.errors import InputFormatError
@@ -43,7 +43,7 @@ def test_the_chain_pairs_fused_ops_target_only_ops_and_the_network_output(dumps,
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(dumps, tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches, so worker processes run
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches, so worker processes run
     clean = compare_dumps(options(dumps, tmp_path / "clean.csv", jobs=1))
     out = tmp_path / "r.csv"
     saved = []
@@ -98,10 +98,14 @@ def test_a_folder_output_gets_a_timestamped_name_and_a_stable_journal(tmp_path):
 
 
 def test_batches_bound_items_and_bytes(monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 3)
-    monkeypatch.setattr(runner, "BATCH_BYTES", 100)
-    assert runner.batches([(i, 10) for i in range(7)]) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert runner.batches([("a", 60), ("b", 60), ("c", 1)]) == [["a"], ["b", "c"]]
+    monkeypatch.setattr(work, "BATCH_ITEMS", 3)
+    monkeypatch.setattr(work, "BATCH_BYTES", 100)
+
+    def keys(tasks):
+        return [[task.key for task in batch] for batch in work.batches(tasks)]
+
+    assert keys([work.PairTask(str(i), "t", nbytes=10) for i in range(7)]) == [["0", "1", "2"], ["3", "4", "5"], ["6"]]
+    assert keys([work.PairTask(k, "t", nbytes=n) for k, n in (("a", 60), ("b", 60), ("c", 1))]) == [["a"], ["b", "c"]]
 
 
 def test_msprobe_dumps_pair_by_identical_names(tmp_path):
@@ -179,7 +183,7 @@ def test_unreadable_graph_is_an_input_error(dumps, tmp_path):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_dump_cut_short_is_an_input_error_naming_it(dumps, tmp_path, jobs, monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches: workers when jobs > 1
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches: workers when jobs > 1
     golden, target = dumps
     victim = sorted(golden.glob("Relu_5.*.npy"))[0]
     victim.write_bytes(victim.read_bytes()[:-40])
