@@ -52,10 +52,16 @@ def spans(size: int, chunk: int) -> Iterator[slice]:
 
 
 def value_range(v: np.ndarray, chunk: int = CHUNK) -> tuple[float, float]:
-    """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN."""
+    """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN. Narrow float types are
+    widened first (numpy's float16 min/max is twenty times slower than float32's)."""
     low, high = np.inf, -np.inf
+    wide = np.empty(min(chunk, v.size), np.float32) if v.dtype.kind == "f" and v.itemsize < 4 else None
     for part in spans(v.size, chunk):
-        piece_low, piece_high = float(np.min(v[part])), float(np.max(v[part]))
+        piece = v[part]
+        if wide is not None:
+            piece = wide[:piece.size]
+            np.copyto(piece, v[part], casting="same_kind")
+        piece_low, piece_high = float(np.min(piece)), float(np.max(piece))
         if np.isnan(piece_low) or np.isnan(piece_high):
             return np.nan, np.nan
         low, high = min(low, piece_low), max(high, piece_high)
@@ -79,20 +85,16 @@ class PairSums:
         self.abs_sum, self.abs_max = 0.0, -np.inf
         self.rel_sum, self.rel_max, self.rel_count = 0.0, -np.inf, 0
         self.kl_s = self.kl_a = self.kl_b = 0.0         # KL: sum a log(a/b), and both totals
-        self._buffers: tuple[np.ndarray, ...] = ()
 
     def _scratch(self, size: int) -> tuple[np.ndarray, ...]:
-        if not self._buffers or self._buffers[0].size < size:
-            self._buffers = (np.empty(size), np.empty(size), np.empty(size),
-                             np.empty(size, np.float32), np.empty(size, np.float32))
-        return tuple(b[:size] for b in self._buffers)
+        return tuple(b[:size] for b in _scratch(size))
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
         """Add one chunk (flat arrays of equal size, any numeric dtype)."""
         size = x.size
         if size == 0:
             return
-        x64, y64, d64, a32, b32 = self._scratch(size)
+        x64, y64, d64, ones, a32, b32 = self._scratch(size)
         np.copyto(x64, x, casting="unsafe")
         np.copyto(y64, y, casting="unsafe")
         if self.x_range is None or self.y_range is None:
@@ -105,12 +107,12 @@ class PairSums:
             self.xy += float(np.dot(x64, y64))
             self.xx += float(np.dot(x64, x64))
             self.yy += float(np.dot(y64, y64))
-            self.sum_x += float(np.sum(x64))
-            self.sum_y += float(np.sum(y64))
+            self.sum_x += float(np.dot(x64, ones))     # BLAS: twice as fast as np.sum
+            self.sum_y += float(np.dot(y64, ones))
             np.subtract(x64, y64, out=d64)
             self.dd += float(np.dot(d64, d64))
             np.abs(d64, out=d64)
-            self.abs_sum += float(np.sum(d64))
+            self.abs_sum += float(np.dot(d64, ones))
             self.abs_max = _max(self.abs_max, float(np.max(d64)))
             self._relative(d64, y64)
 
@@ -125,10 +127,11 @@ class PairSums:
         sides; ``sum a log(a/b)`` and both totals (KL = S/A + log(B/A), metrics.py)."""
         assert self.x_range is not None and self.y_range is not None
         for side, values, (low, high) in ((a, x64, self.x_range), (b, y64, self.y_range)):
-            np.copyto(side, values, casting="unsafe")
             if high != low:
-                side -= np.float32(low)
-                side *= np.float32(1.0 / (high - low))
+                np.multiply(values, 1.0 / (high - low), out=side, casting="same_kind")
+                side -= np.float32(low / (high - low))
+            else:
+                np.copyto(side, values, casting="same_kind")
             np.maximum(side, np.float32(self.kl_floor), out=side)
         self.kl_a += float(np.sum(a, dtype=np.float64))
         self.kl_b += float(np.sum(b, dtype=np.float64))
@@ -140,18 +143,35 @@ class PairSums:
     def _relative(self, ad: np.ndarray, y64: np.ndarray) -> None:
         """``|x - y| / |y|`` where ``|y| > eps``; ``ad`` holds ``|x - y|``; both are overwritten."""
         np.abs(y64, out=y64)
-        keep = y64 > self.eps
-        count = int(np.count_nonzero(keep))
-        if count == 0:
-            return
-        if count == keep.size:
+        if self.finite:
+            # the elements left out divide by inf and add 0 (errors are >= 0, so the max holds too)
+            small = y64 <= self.eps
+            count = small.size - int(np.count_nonzero(small))
+            if count == 0:
+                return
+            np.copyto(y64, np.inf, where=small)
             errors = np.divide(ad, y64, out=ad)
         else:
-            errors = ad[keep]
-            errors /= y64[keep]
+            keep = y64 > self.eps           # a NaN golden value is left out, an inf one is not
+            count = int(np.count_nonzero(keep))
+            if count == 0:
+                return
+            errors = ad[keep] / y64[keep]
         self.rel_count += count
         self.rel_sum += float(np.sum(errors))
         self.rel_max = _max(self.rel_max, float(np.max(errors)))
+
+
+_SCRATCH: list[tuple[np.ndarray, ...]] = []
+
+
+def _scratch(size: int) -> tuple[np.ndarray, ...]:
+    """This process's chunk buffers, allocated once (fresh pages for every pair cost page faults):
+    three float64, a float64 of ones (sums by BLAS), two float32."""
+    if not _SCRATCH or _SCRATCH[0][0].size < size:
+        _SCRATCH[:] = [(np.empty(size), np.empty(size), np.empty(size), np.ones(size),
+                        np.empty(size, np.float32), np.empty(size, np.float32))]
+    return _SCRATCH[0]
 
 
 def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK) -> PairSums:
