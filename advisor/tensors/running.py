@@ -26,6 +26,7 @@ Precision (why each sum is kept as it is):
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -103,7 +104,7 @@ class PairSums:
         self.n += size
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if self.finite:
-                self._kl(x64, y64, a32, b32)
+                self._kl(x64, y64, d64, a32, b32)
             self.xy += float(np.dot(x64, y64))
             self.xx += float(np.dot(x64, x64))
             self.yy += float(np.dot(y64, y64))
@@ -122,14 +123,14 @@ class PairSums:
         return self.x_range is not None and self.y_range is not None and bool(
             np.isfinite(self.x_range).all() and np.isfinite(self.y_range).all())
 
-    def _kl(self, x64: np.ndarray, y64: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    def _kl(self, x64: np.ndarray, y64: np.ndarray, scratch: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         """The KL sums of this chunk, in float32 terms: ``a``, ``b`` the floored min-max-normalised
         sides; ``sum a log(a/b)`` and both totals (KL = S/A + log(B/A), metrics.py)."""
         assert self.x_range is not None and self.y_range is not None
         for side, values, (low, high) in ((a, x64, self.x_range), (b, y64, self.y_range)):
-            if high != low:
-                np.multiply(values, 1.0 / (high - low), out=side, casting="same_kind")
-                side -= np.float32(low / (high - low))
+            if high != low:      # subtract in float64: a range far from 0 keeps its digits
+                np.subtract(values, low, out=scratch)
+                np.multiply(scratch, 1.0 / (high - low), out=side, casting="same_kind")
             else:
                 np.copyto(side, values, casting="same_kind")
             np.maximum(side, np.float32(self.kl_floor), out=side)
@@ -162,16 +163,18 @@ class PairSums:
         self.rel_max = _max(self.rel_max, float(np.max(errors)))
 
 
-_SCRATCH: list[tuple[np.ndarray, ...]] = []
+_SCRATCH = threading.local()
 
 
 def _scratch(size: int) -> tuple[np.ndarray, ...]:
-    """This process's chunk buffers, allocated once (fresh pages for every pair cost page faults):
-    three float64, a float64 of ones (sums by BLAS), two float32."""
-    if not _SCRATCH or _SCRATCH[0][0].size < size:
-        _SCRATCH[:] = [(np.empty(size), np.empty(size), np.empty(size), np.ones(size),
-                        np.empty(size, np.float32), np.empty(size, np.float32))]
-    return _SCRATCH[0]
+    """This thread's chunk buffers, allocated once (fresh pages for every pair cost page faults;
+    per thread, as a dask worker runs several): three float64, a float64 of ones (sums by BLAS),
+    two float32."""
+    buffers = getattr(_SCRATCH, "buffers", None)
+    if buffers is None or buffers[0].size < size:
+        buffers = _SCRATCH.buffers = (np.empty(size), np.empty(size), np.empty(size), np.ones(size),
+                                      np.empty(size, np.float32), np.empty(size, np.float32))
+    return buffers
 
 
 def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK) -> PairSums:

@@ -103,3 +103,11 @@ def test_a_memory_mapped_pair_is_compared_in_bounded_memory(tmp_path):
     assert peak < 4 * 2 ** 20                          # a few chunks of scratch, not the 48 MB pair
     assert result.values["RelativeEuclideanDistance"] == pytest.approx(0.001, rel=1e-4)
     assert result.values["CosineSimilarity"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_kl_keeps_its_digits_on_a_range_far_from_zero():
+    # values 1000..1001: normalising as x/range - low/range in float32 would lose 4 digits
+    golden = 1000 + RNG.random(30_000)
+    target = golden + 1e-4 * RNG.standard_normal(golden.size)
+    shifted = m.kl_divergence(target, golden)
+    assert shifted == pytest.approx(m.kl_divergence(target - 1000, golden - 1000), rel=1e-4, abs=1e-9)
