@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..tensors.dtypes import ge_dtype_name, overflow_flag
-from ..tensors.metrics import METRIC_NAMES, compare_tensors, format_number, format_standard_deviation
+from ..tensors.metrics import METRIC_NAMES, TensorComparison, compare_tensors, format_number, format_standard_deviation
 from ..tensors.pairing import RowLabels
 
 HEADER: tuple[str, ...] = (
@@ -119,7 +119,11 @@ def _stat(pair: tuple[float, float]) -> tuple[float, float]:
 def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
     """Every metric of one target/golden pair, formatted as msaccucmp 26 does (6 decimals, ``NaN``,
     ``inf``; ``StandardDeviation`` with 3; KL on floored distributions)."""
-    comparison = compare_tensors(npu, golden)
+    return cells_of(compare_tensors(npu, golden))
+
+
+def cells_of(comparison: TensorComparison) -> PairMetrics:
+    """The formatted cells of one pair's metrics (see :func:`pair_metrics`)."""
     std = format_standard_deviation(_stat(comparison.npu_stats), _stat(comparison.golden_stats), STD_DECIMALS)
     cells = tuple(std if name == "StandardDeviation" else format_number(cell)
                   for name, cell in comparison.as_dict().items())

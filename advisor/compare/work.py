@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tensors.lineage import TensorPrint, fingerprint_array, load_dump
-from .msaccucmp_csv import PairMetrics, pair_metrics
+from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
+from ..tensors.metrics import comparison_of, size_mismatch
+from ..tensors.npyfile import NpyFile
+from ..tensors.running import CHUNK, file_sums
+from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
 from .tuning import single_threaded_blas, start_worker
 
 BATCH_ITEMS = 32               # most tasks one batch holds
@@ -56,16 +59,41 @@ def pair_key(dtype: str, shape: tuple[int, ...], mark: TensorPrint, golden_key: 
 
 
 def compare_pair(task: PairTask) -> PairResult:
-    """The fingerprint of the task's target dump and its metrics against the golden dump."""
+    """The fingerprint of the task's target dump and its metrics against the golden dump, both
+    from one read of the target (in chunks: tensors.npyfile, tensors.running)."""
+    target = NpyFile.open(Path(task.target))
+    golden = NpyFile.open(Path(task.golden)) if task.golden is not None else None
+    if target.fortran or (golden is not None and golden.fortran):
+        return _compare_loaded(task)
+    printer = Fingerprinter(target.dtype) if task.fingerprint else None
+    metrics = None
+    if golden is not None and golden.size == target.size:
+        metrics = cells_of(comparison_of(file_sums(target, golden, on_target=printer.update if printer else None)))
+    elif printer is not None:
+        for piece in target.chunks(CHUNK, "target"):
+            printer.update(piece)
+    if golden is not None and metrics is None:
+        metrics = cells_of(size_mismatch(target.size, golden.size))
+    return _result(task, target.dtype.name, target.shape, printer.result() if printer else None, metrics)
+
+
+def _compare_loaded(task: PairTask) -> PairResult:
+    """:func:`compare_pair` for dumps stored in Fortran order: loaded (memory-mapped) as arrays."""
     target = load_dump(Path(task.target))
     mark = fingerprint_array(target) if task.fingerprint else None
-    if task.golden is None:
+    metrics = pair_metrics(target, load_dump(Path(task.golden))) if task.golden is not None else None
+    return _result(task, target.dtype.name, target.shape, mark, metrics)
+
+
+def _result(task: PairTask, dtype: str, shape: tuple[int, ...], mark: TensorPrint | None,
+            metrics: PairMetrics | None) -> PairResult:
+    if metrics is None:
         return PairResult(task.key, mark, None, None)
     key = task.pair_key
     if key is None:
         assert mark is not None and task.golden_key is not None
-        key = pair_key(target.dtype.name, target.shape, mark, task.golden_key)
-    return PairResult(task.key, mark, key, pair_metrics(target, load_dump(Path(task.golden))))
+        key = pair_key(dtype, shape, mark, task.golden_key)
+    return PairResult(task.key, mark, key, metrics)
 
 
 def compare_batch(tasks: list[PairTask]) -> list[PairResult]:

@@ -65,18 +65,32 @@ def fingerprint_array(array: np.ndarray) -> TensorPrint:
     """The checksums of the raw bytes, read in pieces (a memory-mapped dump of any size is
     fingerprinted in bounded memory), and what the row labels need (module docstring)."""
     flat = array.reshape(-1) if array.flags.c_contiguous else np.ascontiguousarray(array).reshape(-1)
-    crc, adler = zlib.crc32(b""), zlib.adler32(b"")
-    low_bits, any_value, overflow = False, False, False
+    printer = Fingerprinter(flat.dtype)
     step = max(1, _STEP // max(flat.itemsize, 1))
     for start in range(0, flat.size, step):
-        piece = flat[start:start + step]
+        printer.update(flat[start:start + step])
+    return printer.result()
+
+
+class Fingerprinter:
+    """A fingerprint taken piece by piece, in the order of the bytes (C order)."""
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.crc, self.adler = zlib.crc32(b""), zlib.adler32(b"")
+        self.low_bits = self.any_value = self.overflow = False
+
+    def update(self, piece: np.ndarray) -> None:
         raw = piece.view(np.uint8)
-        crc, adler = zlib.crc32(raw, crc), zlib.adler32(raw, adler)
-        if flat.dtype == np.float32 and not low_bits:
+        self.crc, self.adler = zlib.crc32(raw, self.crc), zlib.adler32(raw, self.adler)
+        if self.dtype == np.float32 and not self.low_bits:
             bits = piece.view(np.uint32)
-            low_bits = bool(np.any(bits & np.uint32(0xFFFF)))
-            any_value = any_value or bool(np.any(bits & np.uint32(0x7FFFFFFF)))
-        if flat.dtype == np.float16 and not overflow:
-            overflow = fp16_overflows(piece)
-    flag = ("YES" if overflow else "NO") if flat.dtype == np.float16 else "NaN"
-    return TensorPrint(crc, adler, flat.dtype == np.float32 and any_value and not low_bits, flag)
+            self.low_bits = bool(np.any(bits & np.uint32(0xFFFF)))
+            self.any_value = self.any_value or bool(np.any(bits & np.uint32(0x7FFFFFFF)))
+        if self.dtype == np.float16 and not self.overflow:
+            self.overflow = fp16_overflows(piece)
+
+    def result(self) -> TensorPrint:
+        flag = ("YES" if self.overflow else "NO") if self.dtype == np.float16 else "NaN"
+        return TensorPrint(self.crc, self.adler, self.dtype == np.float32 and self.any_value and not self.low_bits,
+                           flag)

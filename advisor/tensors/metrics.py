@@ -68,7 +68,7 @@ _NAN = float("nan")
 
 __all__ = ["CHUNK", "EPS64", "KL_FLOOR", "METRIC_NAMES", "RELATIVE_EPS", "TensorComparison", "compare_tensors",
            "comparison_of", "cosine_similarity", "format_number", "format_standard_deviation", "kl_divergence",
-           "values_of"]
+           "size_mismatch", "values_of"]
 
 
 def values_of(sums: PairSums) -> dict[str, float]:
@@ -229,12 +229,16 @@ def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, chunk: int = CHUNK) 
     so (msaccucmp reports the same as a failed row).
     """
     x, y = flat(npu), flat(golden)
-    result = TensorComparison()
     if x.size != y.size:
-        result.values = {name: _NAN for name in METRIC_NAMES if name != "StandardDeviation"}
-        result.fail_reasons.append(f"shape mismatch: {x.size} vs {y.size} elements")
-        return result
+        return size_mismatch(x.size, y.size)
     return comparison_of(pair_sums(x, y, chunk))
+
+
+def size_mismatch(npu_size: int, golden_size: int) -> TensorComparison:
+    """The comparison of tensors whose element counts differ: every metric NaN, and why."""
+    result = TensorComparison({name: _NAN for name in METRIC_NAMES if name != "StandardDeviation"})
+    result.fail_reasons.append(f"shape mismatch: {npu_size} vs {golden_size} elements")
+    return result
 
 
 def comparison_of(sums: PairSums) -> TensorComparison:

@@ -27,9 +27,11 @@ Precision (why each sum is kept as it is):
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
+
+from .npyfile import NpyFile
 
 #: Elements per chunk: three float64 and two float32 buffers of this size stay within a typical L2 cache.
 CHUNK = 1 << 15
@@ -53,20 +55,30 @@ def spans(size: int, chunk: int) -> Iterator[slice]:
 
 
 def value_range(v: np.ndarray, chunk: int = CHUNK) -> tuple[float, float]:
-    """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN. Narrow float types are
-    widened first (numpy's float16 min/max is twenty times slower than float32's)."""
-    low, high = np.inf, -np.inf
-    wide = np.empty(min(chunk, v.size), np.float32) if v.dtype.kind == "f" and v.itemsize < 4 else None
+    """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN."""
+    span = Range()
     for part in spans(v.size, chunk):
-        piece = v[part]
-        if wide is not None:
-            piece = wide[:piece.size]
-            np.copyto(piece, v[part], casting="same_kind")
-        piece_low, piece_high = float(np.min(piece)), float(np.max(piece))
-        if np.isnan(piece_low) or np.isnan(piece_high):
-            return np.nan, np.nan
-        low, high = min(low, piece_low), max(high, piece_high)
-    return low, high
+        span.add(v[part])
+    return span.low, span.high
+
+
+class Range:
+    """(min, max) over chunks; NaN once a NaN is seen. Narrow float types are widened first
+    (numpy's float16 min/max is twenty times slower than float32's)."""
+
+    def __init__(self) -> None:
+        self.low, self.high = np.inf, -np.inf
+
+    def add(self, piece: np.ndarray) -> None:
+        if np.isnan(self.low) or piece.size == 0:
+            return
+        if piece.dtype.kind == "f" and piece.itemsize < 4:
+            piece = piece.astype(np.float32)
+        low, high = float(np.min(piece)), float(np.max(piece))
+        if np.isnan(low) or np.isnan(high):
+            self.low = self.high = np.nan
+        else:
+            self.low, self.high = min(self.low, low), max(self.high, high)
 
 
 class PairSums:
@@ -186,6 +198,30 @@ def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK) -> PairSu
     sums = PairSums() if x.size <= chunk else PairSums(value_range(x, chunk), value_range(y, chunk))
     for part in spans(x.size, chunk):
         sums.add(x[part], y[part])
+    return sums
+
+
+def file_sums(target: NpyFile, golden: NpyFile, chunk: int = CHUNK,
+              on_target: Callable[[np.ndarray], object] | None = None) -> PairSums:
+    """:func:`pair_sums` of two ``.npy`` files of equal size read in chunks (npyfile.py);
+    ``on_target`` sees every chunk of the target's data once, in order (its fingerprint)."""
+    if target.size <= chunk:
+        x = next(target.chunks(chunk, "target"), np.empty(0, target.dtype))
+        if on_target is not None:
+            on_target(x)
+        sums = PairSums()
+        sums.add(x, next(golden.chunks(chunk, "golden"), np.empty(0, golden.dtype)))
+        return sums
+    x_range, y_range = Range(), Range()
+    for piece in target.chunks(chunk, "target"):
+        if on_target is not None:
+            on_target(piece)
+        x_range.add(piece)
+    for piece in golden.chunks(chunk, "golden"):
+        y_range.add(piece)
+    sums = PairSums((x_range.low, x_range.high), (y_range.low, y_range.high))
+    for x, y in zip(target.chunks(chunk, "target"), golden.chunks(chunk, "golden"), strict=True):
+        sums.add(x, y)
     return sums
 
 

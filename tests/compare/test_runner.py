@@ -15,6 +15,7 @@ from advisor.compare import runner, work
 from advisor.compare.journal import Journal
 from advisor.compare.runner import CompareOptions, compare_dumps, journal_path, output_path
 from advisor.errors import InputFormatError
+from advisor.tensors.npyfile import NpyFile
 from benchmarks.compare import write_dumps
 
 
@@ -195,13 +196,13 @@ def test_a_dump_cut_short_is_an_input_error_naming_it(dumps, tmp_path, jobs, mon
 
 def test_every_target_dump_is_read_once_except_inputs_fed_through_target_only_ops(dumps, tmp_path, monkeypatch):
     reads: list[Path] = []
-    original = work.load_dump
+    original = NpyFile.chunks
 
-    def counting(path):
-        reads.append(Path(path))
-        return original(path)
+    def counting(self, chunk, role):
+        reads.append(self.path)
+        return original(self, chunk, role)
 
-    monkeypatch.setattr(work, "load_dump", counting)
+    monkeypatch.setattr(NpyFile, "chunks", counting)
     golden, target = dumps
     compare_dumps(options(dumps, tmp_path / "r.csv", jobs=1))
     target_reads = Counter(p for p in reads if p.parent == target)
