@@ -10,6 +10,8 @@ from here and never from each other.
 ``lineage``         loading a dump; fingerprints: which target op produced each input
 ``fusion``          which golden ops a fused target op stands for (ONNX, GE text, JSON, names)
 ``pairing``         the rows of a comparison and the distinct tensor pairs they need
-``metrics``         the msaccucmp metrics: the one implementation every caller uses
+``npyfile``         an ``.npy`` dump read in chunks into reused buffers
+``running``         running sums over chunks (float64 sums, float32 KL), bounded memory
+``metrics``         the msaccucmp metrics from those sums: the one implementation every caller uses
 ==================  ==========================================================================
 """
