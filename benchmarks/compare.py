@@ -1,26 +1,28 @@
-"""How fast ``advisor compare`` is, next to only reading the same dumps with ``np.load``.
+"""How fast ``advisor compare`` is, next to only reading the same dumps with ``np.load`` and ``dd``.
 
-    python benchmarks/compare.py                         # 300 ops of 256k elements
+    python benchmarks/compare.py                         # 300 ops of 256k elements: ~900 MB of dumps
     python benchmarks/compare.py --ops 1000 --elements 65536 --jobs 1 2 4 --keep /tmp/dumps
 
 Writes a synthetic pair of dump folders shaped like an FP16 NPU run against its float32 golden run
 (Ascend numpy names on the target, TF-style names on the golden side): a Data op, then a chain of
 Conv ops, each with a fused ReLU the target does not dump (so pairing must fold it), target-only
 Cast and TransData ops around the chain, and every target op's input and output dumped. Then, in
-this one process and with a warm page cache for both:
+this one process and with a warm page cache for all of them:
 
-- ``np.load`` of every file (the floor: what any comparison must at least do), best of ``--repeat``;
+- ``dd`` of every file to /dev/null (``iflag=direct`` where the file system allows it: the disk, not
+  the page cache), once;
+- ``np.load`` of every file (what any comparison must at least do), best of ``--repeat``;
 - ``advisor compare`` with each ``--jobs`` count, best of ``--repeat``.
 
-It prints distinct tensor pairs per second and the ratio of each compare to the read-only time.
-Comparing costs more than reading - ten metrics in float64, a fingerprint of every target dump
-- so the ratio says how much work is done per byte read, and how well it spreads over cores.
+Each line prints MB/s over the bytes of every dump file (both folders), and the compare lines the
+ratio of their time to the ``np.load`` time (the target of issue #17: at most 1.5).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -87,6 +89,18 @@ def read_only(folders: list[Path]) -> float:
     return time.perf_counter() - started
 
 
+def dd_read(folders: list[Path]) -> tuple[float, str]:
+    """Seconds for ``dd`` to read every file (direct I/O when the file system supports it), and how."""
+    paths = [str(p) for folder in folders for p in sorted(folder.rglob("*.npy"))]
+    for flags, how in ((["iflag=direct"], "dd iflag=direct"), ([], "dd (page cache)")):
+        script = 'for f in "$@"; do dd if="$f" of=/dev/null bs=4M status=none ' + " ".join(flags) + " || exit 1; done"
+        started = time.perf_counter()
+        done = subprocess.run(["sh", "-c", script, "dd", *paths], capture_output=True)
+        if done.returncode == 0:
+            return time.perf_counter() - started, how
+    return float("nan"), "dd failed"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=300, help="Conv ops in the chain (default: 300)")
@@ -100,12 +114,16 @@ def main(argv: list[str] | None = None) -> int:
         root = args.keep or Path(tmp)
         started = time.perf_counter()
         golden_dir, target_dir = write_dumps(root, args.ops, args.elements)
-        files = sum(1 for _ in golden_dir.glob("*.npy")) + sum(1 for _ in target_dir.glob("*.npy"))
-        size = sum(p.stat().st_size for d in (golden_dir, target_dir) for p in d.glob("*.npy")) / 2 ** 20
-        print(f"{files} dump files, {size:.0f} MiB (written in {time.perf_counter() - started:.1f} s)")
-        read_only([golden_dir, target_dir])                     # warm the page cache
-        reading = min(read_only([golden_dir, target_dir]) for _ in range(args.repeat))
-        print(f"np.load of every file      {reading:7.2f} s   {size / reading:8.0f} MiB/s")
+        folders = [golden_dir, target_dir]
+        files = sum(1 for d in folders for _ in d.glob("*.npy"))
+        size = sum(p.stat().st_size for d in folders for p in d.glob("*.npy")) / 1e6
+        print(f"{files} dump files, {size:.0f} MB (written in {time.perf_counter() - started:.1f} s); "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        disk, how = dd_read(folders)
+        print(f"{how:<27}{disk:7.2f} s   {size / disk:8.0f} MB/s")
+        read_only(folders)                                       # warm the page cache
+        reading = min(read_only(folders) for _ in range(args.repeat))
+        print(f"{'np.load of every file':<27}{reading:7.2f} s   {size / reading:8.0f} MB/s")
         for jobs in args.jobs:
             best, summary = float("inf"), None
             for _ in range(args.repeat):
@@ -115,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                                                        resume=False))
                 best = min(best, time.perf_counter() - run_started)
             assert summary is not None
-            print(f"advisor compare --jobs {jobs:<3} {best:7.2f} s   {summary.pairs / best:8.1f} pairs/s "
-                  f"({summary.rows} rows, {summary.pairs} distinct pairs)   ratio {best / reading:5.2f}x reading")
+            print(f"{f'advisor compare --jobs {jobs}':<27}{best:7.2f} s   {size / best:8.0f} MB/s   "
+                  f"ratio {best / reading:5.2f}x np.load, {best / disk:5.2f}x dd   "
+                  f"({summary.rows} rows, {summary.pairs} distinct pairs)")
     return 0
 
 

@@ -1,9 +1,9 @@
 """Tensor pairs on a dask cluster: a ``mapper`` for advisor/compare/runner.py (``CompareOptions.mapper``).
 
-The runner decides what to compute and in which order the rows go; this only moves the work. Items
-are grouped into the same batches as on one machine (``runner.batches``: at most BATCH_ITEMS tensors
-and about BATCH_BYTES each), each batch is one task, and a worker memory-maps the dumps it names from
-storage it shares with the client. Only the formatted metric cells travel back; the client appends
+The runner decides what to compute and in which order the rows go; this only moves the work. The
+runner groups tasks into the same batches as on one machine (``compare/work.py`` ``batches``: at most
+BATCH_ITEMS pairs and about BATCH_BYTES each); each batch is one dask task, and a worker
+memory-maps the dumps it names from storage it shares with the client. Only the formatted metric cells travel back; the client appends
 them to its resume journal as they arrive and writes the CSV in the plan's order, so the file is
 row for row the one a run on one machine writes.
 
@@ -15,11 +15,11 @@ journal and the same command resumes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from ..compare.runner import Mapper, batches
 from ..compare.tuning import start_worker
+from ..compare.work import Mapper, PairResult, PairTask
 from ..errors import UsageError
 from . import worker_threads
 
@@ -32,10 +32,10 @@ _tuned_here = False                # per worker process: start_worker() has run
 
 def mapper(client: Client) -> Mapper:
     """``CompareOptions(mapper=...)``: run the batches on this client's cluster."""
-    return lambda worker, items, jobs, on_result: run_batches(client, worker, items, on_result)
+    return lambda function, grouped: run_batches(client, function, grouped)
 
 
-def tuned(worker: Callable[[list[Any]], list[tuple[str, Any]]], group: list[Any]) -> list[tuple[str, Any]]:
+def tuned(worker: Callable[[list[PairTask]], list[PairResult]], group: list[PairTask]) -> list[PairResult]:
     """On the worker: the process settings of a local compare worker (compare/tuning.py: one BLAS
     thread, a malloc that reuses freed blocks instead of faulting fresh pages for every float64
     temporary), once per worker process, then the batch. A dask worker outlives the comparison, so
@@ -47,13 +47,12 @@ def tuned(worker: Callable[[list[Any]], list[tuple[str, Any]]], group: list[Any]
     return worker(group)
 
 
-def run_batches(client: Client, worker: Callable[[list[Any]], list[tuple[str, Any]]], items: list[tuple[Any, int]],
-                on_result: Callable[[str, Any], Any]) -> None:
-    """Run ``worker`` over batches of ``items`` on the cluster; ``on_result`` gets every (key, value)
-    in this process as soon as its batch is back."""
+def run_batches(client: Client, worker: Callable[[list[PairTask]], list[PairResult]],
+                queue: Iterator[list[PairTask]]) -> Iterator[list[PairResult]]:
+    """Run ``worker`` over the batches on the cluster; yields each batch's results in this process as
+    soon as it is back."""
     from distributed import KilledWorker, as_completed
 
-    queue = iter(batches(items))
     limit = IN_FLIGHT_PER_THREAD * worker_threads(client)
     running = as_completed(loop=client.loop)
     in_flight: set = set()
@@ -77,8 +76,7 @@ def run_batches(client: Client, worker: Callable[[list[Any]], list[tuple[str, An
                                  "finished pairs are kept: run the same command again to resume") from None
             finally:
                 future.release()
-            for key, value in results:
-                on_result(key, value)
+            yield results
             submit_next()
     finally:
         client.cancel(list(in_flight))

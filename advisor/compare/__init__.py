@@ -7,14 +7,14 @@ tensor, the golden tensor it is compared with, and where both came from) into a
 ``advisor compare`` (:func:`compare_dumps`) does it for two dump folders, streaming:
 
 ==================  ==========================================================================
-``dump_names``      what a dump file name says (Ascend numpy, TF golden, msprobe namings)
-``inventory``       a folder's dumps from names and ``.npy`` headers only
-``fusion``          which golden ops a fused target op stands for (ONNX, GE text, JSON, names)
-``lineage``         fingerprints: which target op produced each input (through Cast/TransData)
-``pairing``         the rows of the comparison and the distinct tensor pairs they need
-``runner``          worker processes, the resume ``journal``, the ``progress`` bar, the CSV
+``msaccucmp_csv``   the result CSV: header, row cells, number formats
+``runner``          the steps of a run, the resume ``journal``, the ``progress`` bar, the CSV
+``work``            ``compare_pair`` (one tensor pair -> its cells) and the ``Mapper`` that runs it
+                    (local processes by default; a dask client's map for a cluster)
 ``tuning``          one BLAS thread and a malloc that keeps memory, in the workers
 ==================  ==========================================================================
+
+Scanning, naming, fingerprints, fusion, pairing and the metrics live in :mod:`advisor.tensors`.
 """
 
 from advisor.compare.msaccucmp_csv import (

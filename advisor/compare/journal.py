@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .inventory import DumpFolder
-from .lineage import TensorPrint
+from ..tensors.inventory import DumpFolder
+from ..tensors.lineage import TensorPrint
 from .msaccucmp_csv import PairMetrics
 
-VERSION = 1
+VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
 def run_signature(golden: DumpFolder, target: DumpFolder, graph: Path | None) -> str:

@@ -36,27 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.evidence.metrics import METRIC_NAMES, compare_tensors, format_number, format_standard_deviation
+from ..tensors.dtypes import ge_dtype_name, overflow_flag
+from ..tensors.metrics import METRIC_NAMES, TensorComparison, compare_tensors, format_number, format_standard_deviation
+from ..tensors.pairing import RowLabels
 
 HEADER: tuple[str, ...] = (
     "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex",
     "Shape", "OverFlow", *METRIC_NAMES, "CompareFailReason",
 )
-
-#: Largest finite float16 value: a float16 tensor reaching it has overflowed.
-FP16_MAX: float = 65504.0
-
-_NUMPY_TO_GE_DTYPE = {
-    "float16": "DT_FLOAT16", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "bfloat16": "DT_BF16",
-    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "int32": "DT_INT32",
-    "int64": "DT_INT64", "bool": "DT_BOOL",
-}
-
-
-def ge_dtype_name(numpy_name: str) -> str:
-    """The GE dtype name msaccucmp prints for a numpy dtype: float16 -> ``DT_FLOAT16``."""
-    return _NUMPY_TO_GE_DTYPE.get(numpy_name, f"DT_{numpy_name.upper()}")
-
 
 @dataclass
 class ComparedTensor:
@@ -105,16 +92,6 @@ def format_shape(shape: tuple[int, ...] | None) -> str:
     return "[" + ",".join(str(int(d)) for d in shape) + "]"
 
 
-def overflow_flag(npu: np.ndarray | None, npu_dtype: str | None) -> str:
-    """``YES``/``NO`` for a float16 target tensor, ``NaN`` otherwise."""
-    if npu is None or npu_dtype != "DT_FLOAT16":
-        return "NaN"
-    magnitude = np.abs(np.asarray(npu)).reshape(-1)
-    # fmax skips NaN (an all-NaN tensor gives NaN, which is not >= the limit); float16 holds 65504 exactly.
-    peak = np.fmax.reduce(magnitude) if magnitude.size else np.nan
-    return "YES" if peak >= FP16_MAX else "NO"
-
-
 @dataclass(frozen=True)
 class PairMetrics:
     """The metric cells of one compared pair, as msaccucmp prints them, and why any failed.
@@ -133,9 +110,6 @@ MISSING_METRICS: tuple[str, ...] = ("NaN",) * len(METRIC_NAMES)
 #: and writes a mean or std below STD_ZERO in magnitude as 0 (never ``-0.000``).
 STD_DECIMALS = 3
 STD_ZERO = 1e-3
-#: msaccucmp raises both min-max-normalised distributions to at least the float32 epsilon before its
-#: KL divergence, so a golden zero gives a large finite value, not ``inf``.
-KL_FLOOR = float(np.finfo(np.float32).eps)
 
 
 def _stat(pair: tuple[float, float]) -> tuple[float, float]:
@@ -145,30 +119,15 @@ def _stat(pair: tuple[float, float]) -> tuple[float, float]:
 def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
     """Every metric of one target/golden pair, formatted as msaccucmp 26 does (6 decimals, ``NaN``,
     ``inf``; ``StandardDeviation`` with 3; KL on floored distributions)."""
-    comparison = compare_tensors(npu, golden, kl_floor=KL_FLOOR)
+    return cells_of(compare_tensors(npu, golden))
+
+
+def cells_of(comparison: TensorComparison) -> PairMetrics:
+    """The formatted cells of one pair's metrics (see :func:`pair_metrics`)."""
     std = format_standard_deviation(_stat(comparison.npu_stats), _stat(comparison.golden_stats), STD_DECIMALS)
     cells = tuple(std if name == "StandardDeviation" else format_number(cell)
                   for name, cell in comparison.as_dict().items())
     return PairMetrics(cells, tuple(comparison.fail_reasons))
-
-
-@dataclass(frozen=True)
-class RowLabels:
-    """Everything of a result row except the metrics: which op and tensor, dtypes, shape, flag."""
-
-    index: int
-    op_type: str | None               # None -> NaN (Node_Output rows)
-    npu_op: str
-    golden_ops: str
-    tensor_index: str
-    npu_dtype: str | None
-    golden_dtype: str | None
-    shape: tuple[int, ...] | None
-    overflow: str = "NaN"             # YES / NO / NaN, see overflow_flag
-    address: str | None = None
-    fail_reason: str = ""
-    has_npu: bool = True
-    has_golden: bool = True
 
 
 def format_row(labels: RowLabels, metrics: PairMetrics | None) -> list[str]:

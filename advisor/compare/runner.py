@@ -1,11 +1,17 @@
-"""``advisor compare`` end to end: scan, fingerprint, pair, compare, write - streaming and resumable.
+"""``advisor compare`` end to end: scan, read and compare, pair, compare the rest, write - streaming and resumable.
 
 1. Scan both folders (file names and ``.npy`` headers only).
-2. Fingerprint every target dump (:mod:`lineage`), in worker processes.
-3. Pair (:mod:`pairing`): rows, and the distinct comparisons they need. An op's input holds its
-   producer's bytes, so most input rows share the comparison of their producer's output row.
-4. Compute each distinct comparison in worker processes: one pair of tensors in memory per
-   worker at a time (memory-mapped), only the formatted cells travel back.
+2. Read every target dump once (:func:`advisor.compare.work.compare_pair`, in worker processes or
+   on a cluster through a :data:`~advisor.compare.work.Mapper`): its fingerprint
+   (:mod:`advisor.tensors.lineage`) and, when the names already say which golden tensor it is
+   compared with (an op's outputs, or any tensor when both sides use the same naming), its metrics,
+   from the same pages.
+3. Pair (:mod:`advisor.tensors.pairing`): rows, and the distinct comparisons they need. An op's
+   input holds its producer's bytes, so most input rows share the comparison of their producer's
+   output row, computed in step 2.
+4. Compute the comparisons step 2 could not know (inputs fed through target-only Cast/TransData
+   ops, inputs no dumped op produced): one pair of tensors per worker at a time, memory-mapped and
+   streamed in chunks, only the formatted cells travel back.
 5. Write the CSV (atomically) and drop the journal.
 
 Steps 2 and 4 append each result to the journal (:mod:`journal`) as it arrives: an interrupted
@@ -14,33 +20,21 @@ run, started again with the same arguments, skips what is done.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..progress import ProgressBar
-from .fusion import FusionMap, read_fusion_map
-from .inventory import DumpFolder, scan_folder
+from ..tensors.fusion import FusionMap, read_fusion_map
+from ..tensors.inventory import DumpFolder, scan_folder
+from ..tensors.lineage import TensorPrint
+from ..tensors.pairing import Plan, PlannedRow, golden_shapes, name_partners, plan_rows, target_ops, target_shapes
 from .journal import Journal, run_signature
-from .lineage import TensorPrint, fingerprint, load_dump
-from .msaccucmp_csv import PairMetrics, format_row, pair_metrics, result_file_name, write_result_rows
-from .pairing import Plan, PlannedRow, golden_shapes, plan_rows, target_ops, target_shapes
-from .tuning import single_threaded_blas, start_worker
-
-# Runs a worker function over (item, bytes) pairs and hands each (key, value) to on_result in this
-# process: run_batches below (local worker processes), or advisor/cluster/compare.py (a dask cluster).
-Mapper = Callable[[Callable[[list[Any]], list[tuple[str, Any]]], list[tuple[Any, int]], int,
-                   Callable[[str, Any], Any]], None]
-
-BATCH_ITEMS = 32               # most tensors one worker task handles
-BATCH_BYTES = 32 * 1024 ** 2   # ... and most bytes: small enough to balance, big enough to amortise
+from .msaccucmp_csv import PairMetrics, format_row, result_file_name, write_result_rows
+from .work import Mapper, PairResult, PairTask, pair_key, run
 
 
 @dataclass
@@ -52,7 +46,7 @@ class CompareOptions:
     jobs: int | None = None                       # worker processes (default: every core)
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
-    mapper: Mapper | None = None                  # None: run_batches (worker processes on this machine)
+    mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local processes)
 
 
 @dataclass
@@ -91,12 +85,12 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     journal = Journal(journal_path(options.output), run_signature(golden, target, options.graph),
                       resume=options.resume)
     jobs = max(1, options.jobs or os.cpu_count() or 1)
-    mapper = options.mapper or run_batches
     journal.open()
+    work = _Work(journal, options.mapper, jobs, options.progress, stream)
     try:
-        prints = _fingerprints(target, journal, jobs, options.progress, stream, mapper)
+        prints = work.read_targets(target, golden, fusion)
         plan = plan_rows(golden, target, prints, fusion)
-        computed = _comparisons(plan, golden, target, journal, jobs, options.progress, stream, mapper)
+        work.compare_rest(plan, golden, target)
         rows = [format_row(row.labels, _metrics(row, golden, journal)) for row in plan.rows]
         write_result_rows(rows, output)
     except BaseException:
@@ -104,7 +98,7 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
         raise
     journal.close(remove=True)
     notes = [*plan.notes, *(f"skipped {n}" for n in golden.skipped + target.skipped)]
-    return CompareSummary(output, len(rows), len(plan.pairs()), computed, plan.pairing,
+    return CompareSummary(output, len(rows), len(plan.pairs()), work.computed, plan.pairing,
                           time.monotonic() - started, notes)
 
 
@@ -120,103 +114,61 @@ def _relative(path: Path, root: Path) -> str:
 
 def _pair_key(row: PlannedRow, golden: DumpFolder) -> str:
     dtype, shape, crc, adler, _ = row.pair_key
-    return f"{dtype}|{shape}|{crc}|{adler}|{_relative(row.golden.path, golden.root)}"
+    return pair_key(dtype, shape, TensorPrint(crc, adler, False, ""), _relative(row.golden.path, golden.root))
 
 
 def _metrics(row: PlannedRow, golden: DumpFolder, journal: Journal) -> PairMetrics | None:
     return journal.pairs[_pair_key(row, golden)] if row.pair_key is not None else None
 
 
-def _fingerprints(target: DumpFolder, journal: Journal, jobs: int, progress: bool | None,
-                  stream: TextIO | None, mapper: Mapper) -> dict[str, TensorPrint]:
-    todo = [(_relative(f.path, target.root), str(f.path), f.nbytes) for f in target.files
-            if _relative(f.path, target.root) not in journal.prints]
-    bar = ProgressBar("reading target", len(target.files), stream=stream, enabled=progress,
-                      done=len(target.files) - len(todo))
-    mapper(_fingerprint_batch, [((key, path), size) for key, path, size in todo], jobs,
-           lambda key, value: (journal.add_print(key, value), bar.advance()))
-    bar.close()
-    return {str(target.root / key): value for key, value in journal.prints.items()}
+class _Work:
+    """Steps 2 and 4: tasks to the mapper, results into the journal (on this side only)."""
 
+    def __init__(self, journal: Journal, mapper: Mapper | None, jobs: int, progress: bool | None,
+                 stream: TextIO | None) -> None:
+        self.journal, self.mapper, self.jobs = journal, mapper, jobs
+        self.progress, self.stream = progress, stream
+        self.computed = 0
+        self.bar: ProgressBar | None = None
 
-def _comparisons(plan: Plan, golden: DumpFolder, target: DumpFolder, journal: Journal, jobs: int,
-                 progress: bool | None, stream: TextIO | None, mapper: Mapper) -> int:
-    unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
-    todo = [((key, str(row.target.path), str(row.golden.path)), row.target.nbytes + row.golden.nbytes)
-            for key, row in unique.items() if key not in journal.pairs]
-    bar = ProgressBar("comparing pairs", len(unique), stream=stream, enabled=progress,
-                      done=len(unique) - len(todo))
-    mapper(_compare_batch, todo, jobs, lambda key, value: (journal.add_pair(key, value), bar.advance()))
-    bar.close()
-    return len(todo)
+    def _record(self, result: PairResult) -> None:
+        if result.print is not None:
+            self.journal.add_print(result.key, result.print)
+        if result.metrics is not None and result.pair_key is not None and result.pair_key not in self.journal.pairs:
+            self.journal.add_pair(result.pair_key, result.metrics)
+            self.computed += 1
+        if self.bar is not None:
+            self.bar.advance()
 
+    def _run(self, label: str, total: int, tasks: list[PairTask]) -> None:
+        self.bar = ProgressBar(label, total, stream=self.stream, enabled=self.progress, done=total - len(tasks))
+        try:
+            run(tasks, self._record, self.mapper, self.jobs)
+        finally:
+            self.bar.close()
+            self.bar = None
 
-# --- workers ---------------------------------------------------------------------------------
+    def read_targets(self, target: DumpFolder, golden: DumpFolder,
+                     fusion: FusionMap | None) -> dict[str, TensorPrint]:
+        """Step 2: every target dump not in the journal, fingerprinted and compared where the names
+        say with what; returns the fingerprints by path."""
+        partners = name_partners(golden, target, fusion)
+        tasks = []
+        for dump in target.files:
+            key = _relative(dump.path, target.root)
+            if key in self.journal.prints:
+                continue
+            other = partners.get(str(dump.path))
+            tasks.append(PairTask(key, str(dump.path), str(other.path) if other else None,
+                                  _relative(other.path, golden.root) if other else None,
+                                  nbytes=dump.nbytes + (other.nbytes if other else 0)))
+        self._run("reading target", len(target.files), tasks)
+        return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
-def _fingerprint_batch(items: list[tuple[str, str]]) -> list[tuple[str, TensorPrint]]:
-    return [(key, fingerprint(Path(path))) for key, path in items]
-
-
-def _compare_batch(items: list[tuple[str, str, str]]) -> list[tuple[str, PairMetrics]]:
-    return [(key, pair_metrics(load_dump(Path(npu)), load_dump(Path(golden)))) for key, npu, golden in items]
-
-
-def _worker_start() -> None:
-    """One BLAS thread and a malloc that keeps memory (tuning.py); Ctrl-C is the main process's
-    to handle: it stops submitting, lets the batches in flight finish and keeps the journal."""
-    start_worker()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def batches(items: Iterable[tuple[Any, int]]) -> list[list[Any]]:
-    """Group (item, bytes) into worker tasks of at most BATCH_ITEMS items and about BATCH_BYTES."""
-    grouped: list[list[Any]] = []
-    current: list[Any] = []
-    size = 0
-    for item, nbytes in items:
-        if current and (len(current) >= BATCH_ITEMS or size + nbytes > BATCH_BYTES):
-            grouped.append(current)
-            current, size = [], 0
-        current.append(item)
-        size += nbytes
-    if current:
-        grouped.append(current)
-    return grouped
-
-
-def run_batches(worker: Callable[[list[Any]], list[tuple[str, Any]]], items: list[tuple[Any, int]],
-                jobs: int, on_result: Callable[[str, Any], Any]) -> None:
-    """Run ``worker`` over batches of ``items`` in ``jobs`` worker processes, and hand every
-    (key, value) to ``on_result`` in the main process as soon as its batch is done. A single batch
-    runs in this process: not worth a worker."""
-    grouped = batches(items)
-    if len(grouped) <= 1:
-        with single_threaded_blas():
-            for group in grouped:
-                for key, value in worker(group):
-                    on_result(key, value)
-        return
-    # fork: workers start in milliseconds and inherit the imported modules (Linux, macOS).
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(grouped)), mp_context=context,
-                                   initializer=_worker_start)
-    pending: set[Future] = set()
-    queue = iter(grouped)
-    try:
-        # Keep a couple of tasks per worker in flight: results stream back in order of completion
-        # and memory stays bounded however many tensors there are.
-        for group in queue:
-            pending.add(executor.submit(worker, group))
-            if len(pending) >= 2 * jobs:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                for key, value in future.result():
-                    on_result(key, value)
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending.add(executor.submit(worker, nxt))
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+    def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
+        """Step 4: the distinct comparisons of the plan that step 2 (or an earlier run) did not make."""
+        unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
+        tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
+                          fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes)
+                 for key, row in unique.items() if key not in self.journal.pairs]
+        self._run("comparing pairs", len(tasks), tasks)

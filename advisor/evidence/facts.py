@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..compare.dump_names import safe_name
-from ..compare.inventory import DumpFile, DumpFolder, scan_folder
-from ..compare.lineage import fingerprint, load_dump
-from ..compare.pairing import INPUT_OP_TYPES, plan_rows
 from ..facts.builder import clean_fact
 from ..ingest.build_config import read_build_config
 from ..ingest.table import ComparisonTable
+from ..tensors.dump_names import safe_name
+from ..tensors.inventory import DumpFile, DumpFolder, scan_folder
+from ..tensors.lineage import fingerprint, load_dump
+from ..tensors.pairing import INPUT_OP_TYPES, plan_rows
 from .config import config_fact, config_facts
 from .probes import KNOWN_TOLERANCE, normalization_fits, probe_pair
 

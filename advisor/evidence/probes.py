@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ..tensors.metrics import cosine_similarity, relative_euclidean_distance
 from .geometry import GeometryMatch, match_geometry, pearson
-from .metrics import cosine_similarity, relative_euclidean_distance
 
 #: Well-known normalisation constants (mean, std per RGB channel), matched within 3 %.
 KNOWN_NORMALIZATIONS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {

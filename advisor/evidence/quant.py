@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tensors.metrics import cosine_similarity, relative_euclidean_distance
+
 #: Percentile of |x| the "percentile" calibration keeps (the rest saturates); the value AMCT's IFMR
 #: search and TensorRT's percentile calibrator start from is 99.99 or higher.
 DEFAULT_PERCENTILE = 99.99
@@ -108,19 +110,14 @@ def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
 
 
 def cosine(reference: np.ndarray, approx: np.ndarray) -> float:
-    a = np.asarray(reference, dtype=np.float64).reshape(-1)
-    b = np.asarray(approx, dtype=np.float64).reshape(-1)
-    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-    if norms == 0.0:
-        return 1.0 if not a.any() and not b.any() else 0.0
-    return float(np.dot(a, b) / norms)
+    """The msaccucmp cosine (advisor.tensors.metrics): two all-zero tensors 1.0, one NaN."""
+    return cosine_similarity(approx, reference)
 
 
 def relative_distance(reference: np.ndarray, approx: np.ndarray) -> float:
-    """||approx - reference|| / ||reference|| (msaccucmp's relative Euclidean distance)."""
-    reference = np.asarray(reference, dtype=np.float64)
-    norm = float(np.linalg.norm(reference))
-    return float(np.linalg.norm(np.asarray(approx, dtype=np.float64) - reference)) / max(norm, _TINY)
+    """||approx - reference|| / ||reference||: msaccucmp's relative Euclidean distance
+    (advisor.tensors.metrics): 0.0 when both are all zero, NaN when only the reference is."""
+    return relative_euclidean_distance(approx, reference)
 
 
 def scale_error(reference: np.ndarray, approx: np.ndarray) -> float:

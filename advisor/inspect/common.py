@@ -14,11 +14,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..compare.dump_names import safe_name
-from ..compare.inventory import DumpFile, scan_folder
 from ..errors import InputFormatError, UsageError
 from ..filekind import FileKind, sniff
 from ..ingest.table import METRIC_COLUMNS
+from ..tensors.dump_names import safe_name
+from ..tensors.inventory import DumpFile, scan_folder
 
 #: Metrics where higher is better (a threshold is a floor); every other metric is an error (a ceiling).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"cosine", "err_ratio_1e3", "err_ratio_5e3"})

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evidence.metrics import compare_tensors
 from ..evidence.probes import probe_pair
+from ..tensors.metrics import compare_tensors
 from .common import jsonable
 
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from advisor.cli import main
-from advisor.compare import runner
+from advisor.compare import runner, work
 from advisor.compare.journal import Journal
 from advisor.compare.runner import CompareOptions, compare_dumps, journal_path, output_path
 from advisor.errors import InputFormatError
+from advisor.tensors.npyfile import NpyFile
 from benchmarks.compare import write_dumps
 
 
@@ -43,7 +46,7 @@ def test_the_chain_pairs_fused_ops_target_only_ops_and_the_network_output(dumps,
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(dumps, tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches, so worker processes run
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches, so worker processes run
     clean = compare_dumps(options(dumps, tmp_path / "clean.csv", jobs=1))
     out = tmp_path / "r.csv"
     saved = []
@@ -98,10 +101,14 @@ def test_a_folder_output_gets_a_timestamped_name_and_a_stable_journal(tmp_path):
 
 
 def test_batches_bound_items_and_bytes(monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 3)
-    monkeypatch.setattr(runner, "BATCH_BYTES", 100)
-    assert runner.batches([(i, 10) for i in range(7)]) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert runner.batches([("a", 60), ("b", 60), ("c", 1)]) == [["a"], ["b", "c"]]
+    monkeypatch.setattr(work, "BATCH_ITEMS", 3)
+    monkeypatch.setattr(work, "BATCH_BYTES", 100)
+
+    def keys(tasks):
+        return [[task.key for task in batch] for batch in work.batches(tasks)]
+
+    assert keys([work.PairTask(str(i), "t", nbytes=10) for i in range(7)]) == [["0", "1", "2"], ["3", "4", "5"], ["6"]]
+    assert keys([work.PairTask(k, "t", nbytes=n) for k, n in (("a", 60), ("b", 60), ("c", 1))]) == [["a"], ["b", "c"]]
 
 
 def test_msprobe_dumps_pair_by_identical_names(tmp_path):
@@ -179,9 +186,44 @@ def test_unreadable_graph_is_an_input_error(dumps, tmp_path):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_dump_cut_short_is_an_input_error_naming_it(dumps, tmp_path, jobs, monkeypatch):
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)        # several batches: workers when jobs > 1
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches: workers when jobs > 1
     golden, target = dumps
     victim = sorted(golden.glob("Relu_5.*.npy"))[0]
     victim.write_bytes(victim.read_bytes()[:-40])
     with pytest.raises(InputFormatError, match="Relu_5"):
         compare_dumps(options(dumps, tmp_path / "r.csv", jobs=jobs))
+
+
+def test_every_target_dump_is_read_once_except_inputs_fed_through_target_only_ops(dumps, tmp_path, monkeypatch):
+    reads: list[Path] = []
+    original = NpyFile.chunks
+
+    def counting(self, chunk, role):
+        reads.append(self.path)
+        return original(self, chunk, role)
+
+    monkeypatch.setattr(NpyFile, "chunks", counting)
+    golden, target = dumps
+    compare_dumps(options(dumps, tmp_path / "r.csv", jobs=1))
+    target_reads = Counter(p for p in reads if p.parent == target)
+    assert set(target_reads) == set(target.glob("*.npy"))
+    twice = sorted(p.name.split(".")[1] + ":" + p.name.split(".")[-3] for p, n in target_reads.items() if n > 1)
+    # Conv_0's input comes from the target-only TransData, and the network output (Node_Output) is the
+    # target-only final Cast's: their golden partners are known only after pairing, so these two are
+    # read again to be compared; every other dump is read once
+    assert twice == ["Conv_0:input", "trans_Cast_2:output"]
+    assert all(n <= 2 for n in target_reads.values())
+
+
+def test_a_mapper_completing_batches_out_of_order_writes_the_same_csv(dumps, tmp_path, monkeypatch):
+    """The seam a cluster scheduler uses: any map over batches, results in any order."""
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)
+    serial = compare_dumps(options(dumps, tmp_path / "serial.csv", jobs=1))
+    used = []
+
+    def reversed_mapper(function, batches):
+        used.append(True)
+        return [function(batch) for batch in reversed(list(batches))]
+
+    shuffled = compare_dumps(options(dumps, tmp_path / "shuffled.csv", jobs=1, mapper=reversed_mapper))
+    assert used and shuffled.output.read_bytes() == serial.output.read_bytes()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.compare.fusion import fuse_by_names, read_fusion_map
 from advisor.errors import InputFormatError
+from advisor.tensors.fusion import fuse_by_names, read_fusion_map
 
 REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
 GE_TEXT = '''graph {

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
-from .msaccucmp_csv import overflow_flag
+from .dtypes import fp16_overflows
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,43 @@ def load_dump(path: Path) -> np.ndarray:
 
 
 def fingerprint(path: Path) -> TensorPrint:
-    array = load_dump(path)
-    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8) if array.size else b""
-    bf16 = False
-    if array.dtype == np.float32 and array.size:
-        bits = np.ascontiguousarray(array).reshape(-1).view(np.uint32)
-        bf16 = bool(not np.any(bits & np.uint32(0xFFFF))) and bool(np.any(bits & np.uint32(0x7FFFFFFF)))
-    flag = overflow_flag(array, "DT_FLOAT16") if array.dtype == np.float16 else "NaN"
-    return TensorPrint(zlib.crc32(raw), zlib.adler32(raw), bf16, flag)
+    return fingerprint_array(load_dump(path))
+
+
+#: Bytes per step of the fingerprint: the checksums and bit tests run over a memory map in pieces.
+_STEP = 1 << 22
+
+
+def fingerprint_array(array: np.ndarray) -> TensorPrint:
+    """The checksums of the raw bytes, read in pieces (a memory-mapped dump of any size is
+    fingerprinted in bounded memory), and what the row labels need (module docstring)."""
+    flat = array.reshape(-1) if array.flags.c_contiguous else np.ascontiguousarray(array).reshape(-1)
+    printer = Fingerprinter(flat.dtype)
+    step = max(1, _STEP // max(flat.itemsize, 1))
+    for start in range(0, flat.size, step):
+        printer.update(flat[start:start + step])
+    return printer.result()
+
+
+class Fingerprinter:
+    """A fingerprint taken piece by piece, in the order of the bytes (C order)."""
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.crc, self.adler = zlib.crc32(b""), zlib.adler32(b"")
+        self.low_bits = self.any_value = self.overflow = False
+
+    def update(self, piece: np.ndarray) -> None:
+        raw = piece.view(np.uint8)
+        self.crc, self.adler = zlib.crc32(raw, self.crc), zlib.adler32(raw, self.adler)
+        if self.dtype == np.float32 and not self.low_bits:
+            bits = piece.view(np.uint32)
+            self.low_bits = bool(np.any(bits & np.uint32(0xFFFF)))
+            self.any_value = self.any_value or bool(np.any(bits & np.uint32(0x7FFFFFFF)))
+        if self.dtype == np.float16 and not self.overflow:
+            self.overflow = fp16_overflows(piece)
+
+    def result(self) -> TensorPrint:
+        flag = ("YES" if self.overflow else "NO") if self.dtype == np.float16 else "NaN"
+        return TensorPrint(self.crc, self.adler, self.dtype == np.float32 and self.any_value and not self.low_bits,
+                           flag)

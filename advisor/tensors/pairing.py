@@ -23,13 +23,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .dtypes import ge_dtype_name
 from .dump_names import DumpName
 from .fusion import FusionMap, fuse_by_names
 from .inventory import DumpFile, DumpFolder
 from .lineage import TensorPrint
-from .msaccucmp_csv import RowLabels, ge_dtype_name
 
 INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
+
+
+@dataclass(frozen=True)
+class RowLabels:
+    """Everything of a result row except the metrics: which op and tensor, dtypes, shape, flag."""
+
+    index: int
+    op_type: str | None               # None -> NaN (Node_Output rows)
+    npu_op: str
+    golden_ops: str
+    tensor_index: str
+    npu_dtype: str | None
+    golden_dtype: str | None
+    shape: tuple[int, ...] | None
+    overflow: str = "NaN"             # YES / NO / NaN, see overflow_flag
+    address: str | None = None
+    fail_reason: str = ""
+    has_npu: bool = True
+    has_golden: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,31 @@ def plan_rows(golden: DumpFolder, target: DumpFolder, prints: dict[str, TensorPr
     if target.naming == "npu" and golden.naming == "golden":
         return _LineagePlanner(golden, ops, prints, fusion).plan()
     return _plan_by_names(golden, target.naming, ops, prints)
+
+
+def name_partners(golden: DumpFolder, target: DumpFolder, fusion: FusionMap | None = None) -> dict[str, DumpFile]:
+    """The golden tensor each target dump is compared with, where names alone say it (no
+    fingerprints): an op's outputs when the target is Ascend against TF-style golden dumps, every
+    tensor when both sides use the same naming. Target path -> golden file; :func:`plan_rows` pairs
+    these the same way, so their comparisons can be made while the target dump is first read."""
+    ops = target_ops(target)
+    partners: dict[str, DumpFile] = {}
+    if target.naming == "npu" and golden.naming == "golden":
+        planner = _LineagePlanner(golden, ops, {}, fusion)
+        for op in ops:
+            members = planner.members(op.name)
+            for slot, dump in enumerate(op.outputs):
+                other = planner.golden_output(members, slot)
+                if other is not None:
+                    partners[str(dump.path)] = other
+        return partners
+    golden_files = golden.by_key()
+    for op in ops:
+        for dump in [*op.inputs, *op.outputs]:
+            other = golden_files.get(dump.name.tensor_key)
+            if other is not None:
+                partners[str(dump.path)] = other
+    return partners
 
 
 def _digest(dump: DumpFile, prints: dict[str, TensorPrint]) -> tuple:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.compare.dump_names import parse_dump_name, safe_name
-from advisor.compare.inventory import read_header, scan_folder
 from advisor.errors import InputFormatError
+from advisor.tensors.dump_names import parse_dump_name, safe_name
+from advisor.tensors.inventory import read_header, scan_folder
 
 
 def test_npu_numpy_names_carry_type_op_task_time_direction_and_slot():

@@ -1,0 +1,182 @@
+"""The unit of work of ``advisor compare`` and the map that runs it: where a scheduler plugs in.
+
+- :func:`compare_pair` is a pure function of one :class:`PairTask` (paths only, picklable) to one
+  :class:`PairResult` (the target's fingerprint and the formatted metric cells of the pair: a few
+  hundred bytes). It reads the target dump once: fingerprint and metrics come from the same pages.
+- :func:`compare_batch` runs it over a list of tasks (what travels to a worker).
+- A :data:`Mapper` runs ``compare_batch`` over batches and yields each batch's results as it
+  completes, in any order: :func:`local_mapper` uses worker processes on this machine; a cluster
+  mapper (e.g. ``dask.distributed``: ``client.map`` then ``as_completed``) has workers that read
+  the same paths from shared storage. :func:`run` batches the tasks, feeds the mapper and hands
+  every result to a callback on the client, which alone writes the journal and the CSV.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
+from ..tensors.metrics import comparison_of, size_mismatch
+from ..tensors.npyfile import NpyFile
+from ..tensors.running import CHUNK, file_sums
+from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
+from .tuning import single_threaded_blas, start_worker
+
+BATCH_ITEMS = 32               # most tasks one batch holds
+BATCH_BYTES = 32 * 1024 ** 2   # ... and most bytes: small enough to balance, big enough to amortise
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """Read one target dump: fingerprint it and/or compare it with one golden dump."""
+
+    key: str                       # the target file's journal key (its path under the target root)
+    target: str                    # target dump path
+    golden: str | None = None      # golden dump to compare with (None: fingerprint only)
+    golden_key: str | None = None  # its path under the golden root (part of the pair key)
+    fingerprint: bool = True       # fingerprint the target (False: already known)
+    pair_key: str | None = None    # the pair key when known (else made from the fingerprint)
+    nbytes: int = 0                # bytes the task reads (for batching)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    key: str
+    print: TensorPrint | None
+    pair_key: str | None
+    metrics: PairMetrics | None
+
+
+def pair_key(dtype: str, shape: tuple[int, ...], mark: TensorPrint, golden_key: str) -> str:
+    """Rows whose target bytes (dtype, shape, checksums) and golden file agree share one comparison."""
+    return f"{dtype}|{tuple(shape)}|{mark.crc32}|{mark.adler32}|{golden_key}"
+
+
+def compare_pair(task: PairTask) -> PairResult:
+    """The fingerprint of the task's target dump and its metrics against the golden dump, both
+    from one read of the target (in chunks: tensors.npyfile, tensors.running)."""
+    target = NpyFile.open(Path(task.target))
+    golden = NpyFile.open(Path(task.golden)) if task.golden is not None else None
+    if target.fortran or (golden is not None and golden.fortran):
+        return _compare_loaded(task)
+    printer = Fingerprinter(target.dtype) if task.fingerprint else None
+    metrics = None
+    if golden is not None and golden.size == target.size:
+        metrics = cells_of(comparison_of(file_sums(target, golden, on_target=printer.update if printer else None)))
+    elif printer is not None:
+        for piece in target.chunks(CHUNK, "target"):
+            printer.update(piece)
+    if golden is not None and metrics is None:
+        metrics = cells_of(size_mismatch(target.size, golden.size))
+    return _result(task, target.dtype.name, target.shape, printer.result() if printer else None, metrics)
+
+
+def _compare_loaded(task: PairTask) -> PairResult:
+    """:func:`compare_pair` for dumps stored in Fortran order: loaded (memory-mapped) as arrays."""
+    target = load_dump(Path(task.target))
+    mark = fingerprint_array(target) if task.fingerprint else None
+    metrics = pair_metrics(target, load_dump(Path(task.golden))) if task.golden is not None else None
+    return _result(task, target.dtype.name, target.shape, mark, metrics)
+
+
+def _result(task: PairTask, dtype: str, shape: tuple[int, ...], mark: TensorPrint | None,
+            metrics: PairMetrics | None) -> PairResult:
+    if metrics is None:
+        return PairResult(task.key, mark, None, None)
+    key = task.pair_key
+    if key is None:
+        assert mark is not None and task.golden_key is not None
+        key = pair_key(dtype, shape, mark, task.golden_key)
+    return PairResult(task.key, mark, key, metrics)
+
+
+def compare_batch(tasks: list[PairTask]) -> list[PairResult]:
+    return [compare_pair(task) for task in tasks]
+
+
+#: (batch function, batches) -> each batch's results, in order of completion.
+Mapper = Callable[[Callable[[list[PairTask]], list[PairResult]], Iterator[list[PairTask]]],
+                  Iterable[list[PairResult]]]
+
+
+def batches(tasks: Iterable[PairTask]) -> list[list[PairTask]]:
+    """Group tasks into batches of at most BATCH_ITEMS tasks and about BATCH_BYTES."""
+    grouped: list[list[PairTask]] = []
+    current: list[PairTask] = []
+    size = 0
+    for task in tasks:
+        if current and (len(current) >= BATCH_ITEMS or size + task.nbytes > BATCH_BYTES):
+            grouped.append(current)
+            current, size = [], 0
+        current.append(task)
+        size += task.nbytes
+    if current:
+        grouped.append(current)
+    return grouped
+
+
+def run(tasks: list[PairTask], on_result: Callable[[PairResult], Any], mapper: Mapper | None = None,
+        jobs: int = 1) -> None:
+    """Compare every task (``mapper``: default :func:`local_mapper` with ``jobs`` processes) and
+    hand each result to ``on_result`` on this side as soon as its batch is done."""
+    grouped = batches(tasks)
+    if not grouped:
+        return
+    mapper = mapper or local_mapper(jobs)
+    for results in mapper(compare_batch, iter(grouped)):
+        for result in results:
+            on_result(result)
+
+
+def local_mapper(jobs: int) -> Mapper:
+    """Worker processes on this machine (one batch: this process, not worth a worker)."""
+    def mapper(function: Callable[[list[PairTask]], list[PairResult]],
+               grouped: Iterator[list[PairTask]]) -> Iterator[list[PairResult]]:
+        pending_batches = list(grouped)
+        if len(pending_batches) <= 1 or jobs <= 1:
+            with single_threaded_blas():
+                for group in pending_batches:
+                    yield function(group)
+            return
+        yield from _in_processes(function, pending_batches, jobs)
+    return mapper
+
+
+def _worker_start() -> None:
+    """One BLAS thread and a malloc that keeps memory (tuning.py); Ctrl-C is the main process's
+    to handle: it stops submitting, lets the batches in flight finish and keeps the journal."""
+    start_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _in_processes(function: Callable[[list[PairTask]], list[PairResult]], grouped: list[list[PairTask]],
+                  jobs: int) -> Iterator[list[PairResult]]:
+    # fork: workers start in milliseconds and inherit the imported modules (Linux, macOS).
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(grouped)), mp_context=context,
+                                   initializer=_worker_start)
+    pending: set[Future] = set()
+    queue = iter(grouped)
+    try:
+        # Keep a couple of batches per worker in flight: results stream back in order of completion
+        # and memory stays bounded however many tensors there are.
+        for group in queue:
+            pending.add(executor.submit(function, group))
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(executor.submit(function, nxt))
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,42 @@
+"""Dtype names as the vendor tools print them, and the float16 overflow flag of a target tensor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Largest finite float16 value: a float16 tensor reaching it has overflowed.
+FP16_MAX: float = 65504.0
+
+_NUMPY_TO_GE_DTYPE = {
+    "float16": "DT_FLOAT16", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "bfloat16": "DT_BF16",
+    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "int32": "DT_INT32",
+    "int64": "DT_INT64", "bool": "DT_BOOL",
+}
+
+
+def ge_dtype_name(numpy_name: str) -> str:
+    """The GE dtype name msaccucmp prints for a numpy dtype: float16 -> ``DT_FLOAT16``."""
+    return _NUMPY_TO_GE_DTYPE.get(numpy_name, f"DT_{numpy_name.upper()}")
+
+
+def overflow_flag(npu: np.ndarray | None, npu_dtype: str | None) -> str:
+    """``YES``/``NO`` for a float16 target tensor, ``NaN`` otherwise."""
+    if npu is None or npu_dtype != "DT_FLOAT16":
+        return "NaN"
+    if npu.dtype == np.float16:
+        return "YES" if fp16_overflows(np.asarray(npu)) else "NO"
+    magnitude = np.abs(np.asarray(npu)).reshape(-1)
+    # fmax skips NaN (an all-NaN tensor gives NaN, which is not >= the limit); float16 holds 65504 exactly.
+    peak = np.fmax.reduce(magnitude) if magnitude.size else np.nan
+    return "YES" if peak >= FP16_MAX else "NO"
+
+
+def fp16_overflows(values: np.ndarray) -> bool:
+    """A float16 array holds a value of magnitude >= 65504 (an infinity included; NaN is not),
+    tested on the bits: magnitude bits 0x7BFF (65504) to 0x7C00 (inf); above are the NaNs."""
+    magnitude = values.reshape(-1).view(np.uint16) & np.uint16(0x7FFF)
+    magnitude -= np.uint16(0x7BFF)
+    return bool(np.any(magnitude <= np.uint16(1)))
+
+
+__all__ = ["FP16_MAX", "fp16_overflows", "ge_dtype_name", "overflow_flag"]

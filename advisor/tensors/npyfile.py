@@ -1,0 +1,78 @@
+"""An ``.npy`` dump read in chunks into buffers that are reused: no memory map, no fresh pages.
+
+A memory map costs a page fault per few pages on first touch, and numpy's ``np.load`` allocates the
+whole tensor; reading chunk after chunk with ``readinto`` into the same buffers costs one copy from
+the page cache (or the disk) and keeps memory at a few chunks whatever the tensor's size. Files
+stored in Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes are not
+in the order the metrics pair elements).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFormatError
+
+_BUFFERS = threading.local()
+
+
+@dataclass(frozen=True)
+class NpyFile:
+    path: Path
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    fortran: bool
+    offset: int                 # where the data starts
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @classmethod
+    def open(cls, path: Path) -> NpyFile:
+        """The header of ``path``; a file that is not numpy, holds objects or is cut short is an
+        InputFormatError naming it."""
+        try:
+            with Path(path).open("rb") as handle:
+                version = np.lib.format.read_magic(handle)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, fortran, dtype = read(handle)
+                offset = handle.tell()
+            length = Path(path).stat().st_size
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputFormatError(f"cannot read the dump ({exc})", path=path) from None
+        if dtype.hasobject:
+            raise InputFormatError("cannot read the dump (it holds Python objects)", path=path)
+        found = cls(Path(path), dtype, tuple(int(d) for d in shape), bool(fortran), offset)
+        expected = offset + found.size * dtype.itemsize
+        if length < expected:
+            raise InputFormatError(f"cannot read the dump (cut short: {length} of {expected} bytes)", path=path)
+        return found
+
+    def chunks(self, chunk: int, role: str) -> Iterator[np.ndarray]:
+        """The flat data, ``chunk`` elements at a time, in a buffer reused for ``role`` (each
+        chunk is valid until the next one is read)."""
+        buffer = _buffer(role, self.dtype, chunk)
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            for start in range(0, self.size, chunk):
+                piece = buffer[:min(chunk, self.size - start)]
+                if handle.readinto(memoryview(piece).cast("B")) != piece.nbytes:
+                    raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
+                yield piece
+
+
+def _buffer(role: str, dtype: np.dtype, chunk: int) -> np.ndarray:
+    table = getattr(_BUFFERS, "table", None)
+    if table is None:
+        table = _BUFFERS.table = {}
+    key = (role, dtype.str)
+    buffer = table.get(key)
+    if buffer is None or buffer.size < chunk:
+        buffer = table[key] = np.empty(chunk, dtype)
+    return buffer
