@@ -3,8 +3,9 @@
 The runner decides what to compute and in which order the rows go; this only moves the work. The
 runner groups tasks into the same batches as on one machine (``compare/work.py`` ``batches``: at most
 BATCH_ITEMS pairs and about BATCH_BYTES each); each batch is one dask task, and a worker
-memory-maps the dumps it names from storage it shares with the client. Only the formatted metric cells travel back; the client appends
-them to its resume journal as they arrive and writes the CSV in the plan's order, so the file is
+memory-maps the dumps it names from storage it shares with the client. Only the formatted metric
+cells travel back; the client appends them to its resume journal as they arrive and writes the CSV
+in the plan's order, so the file is
 row for row the one a run on one machine writes.
 
 At most two batches per worker thread are in flight, so the client's memory and the scheduler's

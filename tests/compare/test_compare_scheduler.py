@@ -9,7 +9,7 @@ import csv
 import pytest
 
 from advisor.cli import main
-from advisor.compare import runner
+from advisor.compare import work
 from advisor.compare.journal import Journal
 from advisor.compare.runner import CompareOptions, compare_dumps, journal_path
 from benchmarks.compare import write_dumps
@@ -31,7 +31,7 @@ def dumps(tmp_path):
 @pytest.fixture
 def small_batches(monkeypatch):
     """Many small tasks, so every worker gets some and results come back out of order."""
-    monkeypatch.setattr(runner, "BATCH_ITEMS", 2)
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)
 
 
 def _rows(path):
