@@ -25,11 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from advisor.dtypes import normalise_dtypes
 from advisor.errors import InputFormatError
 from advisor.ingest.csv_cells import check_first_row, check_last_row_complete, parser_error, read_header, shown
-
-# advisor.graph imports normalise_dtype from here: keep that path working.
-from advisor.ingest.dtypes import normalise_dtype, normalise_dtypes  # noqa: F401
 from advisor.ingest.extra_columns import MSQUICKCMP_FLAGS, typed_extra, user_column_name, yes_no_flags
 from advisor.ingest.table import COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, ComparisonTable, na_array, na_column
 
