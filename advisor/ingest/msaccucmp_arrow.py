@@ -28,7 +28,7 @@ from advisor.ingest.csv_cells import physical_line_count
 from advisor.ingest.extra_columns import FALSE_WORDS, TRUE_WORDS
 from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids, string_array
 from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE, ColumnArray, Layout
-from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, na_array, na_column
+from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
 
 # Bytes of the file per batch: large enough for pyarrow's threads, small enough that one batch's
 # StandardDeviation text is a few MB.
@@ -75,6 +75,7 @@ def _read_batches(path: Path, layout: Layout) -> tuple[dict[str, list[np.ndarray
     floats: dict[str, list[np.ndarray]] = {}
     texts: dict[str, list[Any]] = {}
     rows = 0
+    pool = pa.default_memory_pool()
     for batch in reader:
         rows += batch.num_rows
         for role in wanted:
@@ -89,6 +90,8 @@ def _read_batches(path: Path, layout: Layout) -> tuple[dict[str, list[np.ndarray
                 floats.setdefault(role, []).append(column.to_numpy(zero_copy_only=False))
             else:
                 texts.setdefault(role, []).append(column)
+        del batch, column
+        pool.release_unused()  # the batch's parse buffers: else the allocator keeps them all, not one
     return floats, texts, rows
 
 
@@ -134,8 +137,10 @@ def _canonical(floats: dict[str, list[np.ndarray]], texts: dict[str, list[Any]],
         if metric in number:
             columns[metric] = number.pop(metric)
     columns["source_line"] = lines
-    data = {name: columns.pop(name) if name in columns else na_column(name, rows) for name in layout.columns}
-    return pd.DataFrame(data, copy=False)
+    pa.default_memory_pool().release_unused()  # what the masks and splits replaced
+    absent = na_columns([name for name in layout.columns if name not in columns], rows)
+    return pd.DataFrame({name: columns[name] if name in columns else absent[name] for name in layout.columns},
+                        copy=False)
 
 
 def _bools(values: Any) -> np.ndarray:
