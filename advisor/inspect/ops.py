@@ -68,7 +68,7 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
         at = groups.first(frame[column].notna().to_numpy(dtype=bool))
         at = per_op(at, side, np.nan) if side is not None else np.fmin(per_op(at, 0, np.nan), per_op(at, 1, np.nan))
         taken = frame[column].array.take(np.where(np.isnan(at), -1, at).astype(np.int64), allow_fill=True)
-        return [None if pd.isna(v) else str(v) for v in taken]
+        return taken.astype("string").to_numpy(dtype=object, na_value=None).tolist()
 
     worst_in, worst_out = {}, {}
     for m in metrics:
