@@ -216,7 +216,7 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
         "differing_arguments": int(rows["arg_differs"].sum()),
         "counter_rows": int((role == "counter").sum()),
         "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & (role == "parameter")
-                                    & np.array([r is not None for r in rows["state_stat"]], dtype=bool)
+                                    & np.not_equal(rows["state_stat"].to_numpy(dtype=object), None)
                                     | (rows["has_checksum"].to_numpy(dtype=bool) & (role == "parameter"))).sum()),
         "differing_buffers": int(rows["buffer_differs"].sum()),
         "checksums_compared": int(rows["has_checksum"].sum()),

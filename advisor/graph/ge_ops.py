@@ -16,9 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from advisor.dtypes import normalise_dtype
 from advisor.graph.model import Edge, Graph, Node, TensorDesc
 from advisor.graph.protobuf_text import many, one
-from advisor.ingest.msaccucmp import normalise_dtype
 
 ORIGINAL_NAMES = "_datadump_original_op_names"
 

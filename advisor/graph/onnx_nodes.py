@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.dtypes import normalise_dtype
 from advisor.graph.ge_ops import fusion_fields, parse_ref
 from advisor.graph.model import Edge, Node, TensorDesc
-from advisor.ingest.msaccucmp import normalise_dtype
 
 # onnx.TensorProto.DataType, so that ONNX text/JSON need not import onnx
 ELEM_TYPES = {1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "STRING",

@@ -86,6 +86,9 @@ def one(value: Any, default: Any = None) -> Any:
 
 def parse(text: str) -> dict[str, Any]:
     """Parse a whole protobuf text document into nested dicts (see the module docstring)."""
+    fast = _parse_lines(text)
+    if fast is not None:
+        return fast
     tokens = _TOKEN.findall(text)
     if "#" in text:
         tokens = [t for t in tokens if t[0] != "#"]
@@ -96,6 +99,112 @@ def parse(text: str) -> dict[str, Any]:
     except RecursionError:
         raise ProtobufTextError("messages nested too deeply", 1) from None
     return message
+
+
+# One field per line, as DebugString and GE's dumps print: ``name: value``, ``name {`` or ``}``. One
+# regex pass splits every line into (name, value, opener, closer, anything else); a loop over lines,
+# not tokens, builds the dicts (about twice as fast). Any line outside that shape (a comment, a list,
+# an escape, two fields on a line, ``<``...), a value or a nesting it cannot take: None, and the token
+# parser reads the file and reports its errors, as before.
+_LINE_VALUE = r"""("[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?[.\d][\w.+-]*|[A-Za-z_][\w.]*)"""
+_LINE = re.compile(
+    r"""^[ \t]*(?:
+      attr[ \t]*\{[ \t]*\n[ \t]*key:[ \t]*"([^"\\\n]*(?:\\.[^"\\\n]*)*)"[ \t]*\n  # a GE attribute, one scalar
+      [ \t]*value[ \t]*\{[ \t]*\n[ \t]*([A-Za-z_]\w*)[ \t]*:[ \t]*""" + _LINE_VALUE + r"""[ \t]*\n
+      [ \t]*\}[ \t]*\n[ \t]*\}                                                 #   (80 % of a dump's lines)
+    | ([A-Za-z_]\w*)[ \t]*(?::[ \t]*""" + _LINE_VALUE + r"""|:?[ \t]*(\{))      # name: value, name {
+    | (\})                                                                     # }
+    | (\S.*?)                                                                  # not this shape
+    )[ \t\r]*$""",
+    re.VERBOSE | re.MULTILINE,
+)
+_MAX_LINE_DEPTH = 64
+
+
+def _parse_lines(text: str) -> dict[str, Any] | None:
+    root: dict[str, Any] = {}
+    msg, stack = root, []
+    try:
+        for key, kind, scalar, name, tok, opener, closer, other in _LINE.findall(text):
+            if kind:
+                name, value = "attr", {"key": _unescape(key), "value": {kind: _line_value(scalar)}}
+            elif closer:
+                msg = stack.pop()
+                continue
+            elif other:
+                return None
+            else:
+                value = {} if opener else _line_value(tok)
+            if name in msg:
+                old = msg[name]
+                if type(old) is not Repeated:
+                    old = msg[name] = Repeated([old])
+                old.append(value)
+            else:
+                msg[name] = value
+            if opener:
+                stack.append(msg)
+                msg = value
+                if len(stack) > _MAX_LINE_DEPTH:
+                    return None  # the token parser decides what is nested too deeply
+    except (IndexError, ValueError):  # a closer too many, a number the token parser must judge
+        return None
+    return root if not stack else None
+
+
+class _EscapeError(ValueError):
+    """An escape the text format does not have."""
+
+
+def _unescape(body: str) -> str:
+    """A string's body with its C escapes decoded (as bytes, then UTF-8)."""
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE.finditer(body):
+        out += body[pos:m.start()].encode("utf-8")
+        octal, hex_, u4, u8, simple = m.groups()
+        if octal is not None:
+            out.append(int(octal, 8) & 0xFF)
+        elif hex_ is not None:
+            out.append(int(hex_, 16))
+        elif u4 is not None or u8 is not None:
+            try:
+                out += chr(int(u4 or u8, 16)).encode("utf-8", "surrogatepass")
+            except (ValueError, OverflowError):
+                raise _EscapeError(f"invalid unicode escape {m.group(0)!r}") from None
+        elif simple in _SIMPLE_ESCAPES:
+            out += _SIMPLE_ESCAPES[simple]
+        else:
+            raise _EscapeError(f"invalid escape {m.group(0)!r} in a string")
+        pos = m.end()
+    out += body[pos:].encode("utf-8")
+    return out.decode("utf-8", "replace")
+
+
+def _line_value(tok: str) -> Any:
+    first = tok[0]
+    if first == '"':
+        return _unescape(tok[1:-1])
+    if first in _IDENT_START:
+        return _IDENT_VALUES.get(tok, tok)
+    return _number(tok)
+
+
+def _number(tok: str) -> int | float:
+    """A number token as the token parser reads it (ValueError when it is none)."""
+    try:
+        return int(tok)
+    except ValueError:
+        pass
+    lowered = tok.lower()
+    if lowered in _IDENT_VALUES:
+        return _IDENT_VALUES[lowered]
+    try:
+        return float(tok[:-1] if lowered.endswith("f") and not lowered.startswith(("0x", "-0x")) else tok)
+    except ValueError:
+        return int(tok, 0)
 
 
 class _Parser:
@@ -204,30 +313,10 @@ class _Parser:
         raise self.error(i, f"expected a value, found {tok!r}")
 
     def string(self, i: int) -> str:
-        body = self.tokens[i][1:-1]
-        if "\\" not in body:
-            return body
-        out = bytearray()
-        pos = 0
-        for m in _ESCAPE.finditer(body):
-            out += body[pos:m.start()].encode("utf-8")
-            octal, hex_, u4, u8, simple = m.groups()
-            if octal is not None:
-                out.append(int(octal, 8) & 0xFF)
-            elif hex_ is not None:
-                out.append(int(hex_, 16))
-            elif u4 is not None or u8 is not None:
-                try:
-                    out += chr(int(u4 or u8, 16)).encode("utf-8", "surrogatepass")
-                except (ValueError, OverflowError):
-                    raise self.error(i, f"invalid unicode escape {m.group(0)!r}") from None
-            elif simple in _SIMPLE_ESCAPES:
-                out += _SIMPLE_ESCAPES[simple]
-            else:
-                raise self.error(i, f"invalid escape {m.group(0)!r} in a string")
-            pos = m.end()
-        out += body[pos:].encode("utf-8")
-        return out.decode("utf-8", "replace")
+        try:
+            return _unescape(self.tokens[i][1:-1])
+        except _EscapeError as exc:
+            raise self.error(i, str(exc)) from None
 
     def number(self, i: int) -> int | float:
         tok = self.tokens[i]

@@ -50,7 +50,7 @@ def read_text_cells(path: Path, encoding: str, sep: str = ",") -> tuple[pd.DataF
     except pd.errors.ParserError as err:
         raise parser_error(err, path) from None
     lines = np.arange(2, 2 + len(raw), dtype=np.int64)
-    if _physical_line_count(path) != 1 + len(raw):  # some quoted cell holds a newline
+    if physical_line_count(path) != 1 + len(raw):  # some quoted cell holds a newline
         newlines = np.zeros(len(raw), dtype=np.int64)
         for name in raw.columns:
             column = raw[name]
@@ -152,7 +152,7 @@ def header_names(fields: list[str]) -> list[str]:
     return names
 
 
-def _physical_line_count(path: Path) -> int:
+def physical_line_count(path: Path) -> int:
     count, last = 0, b"\n"
     with open(path, "rb") as handle:
         while block := handle.read(1 << 20):

@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor.dtypes import normalise_dtypes
 from advisor.errors import InputFormatError, UsageError
 from advisor.ingest.csv_cells import NO_VALUE, numbers, read_text_cells, text_column
 from advisor.ingest.derived_metrics import derive_metrics
-from advisor.ingest.dtypes import normalise_dtypes
-from advisor.ingest.msaccucmp import split_tensor_ids
+from advisor.ingest.msaccucmp_fields import split_tensor_ids
 from advisor.ingest.msprobe_names import split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
 from advisor.yamlfile import load_yaml

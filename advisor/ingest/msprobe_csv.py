@@ -46,10 +46,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from advisor.dtypes import normalise_dtypes
 from advisor.errors import InputFormatError
 from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, numbers_and_words, read_text_cells, text_column
 from advisor.ingest.derived_metrics import derive_metrics
-from advisor.ingest.dtypes import normalise_dtypes
 from advisor.ingest.extra_columns import typed_extra, user_column_name
 from advisor.ingest.msprobe_names import split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column

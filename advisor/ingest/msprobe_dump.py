@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor.dtypes import normalise_dtypes
 from advisor.errors import InputFormatError, UsageError
 from advisor.ingest.call_matching import CallPair, pair_calls
 from advisor.ingest.derived_metrics import STAT_PAIRS, relative_differences
-from advisor.ingest.dtypes import normalise_dtypes
 from advisor.ingest.msprobe_names import IO_WORDS, split_call_names, split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
 

@@ -163,6 +163,13 @@ def na_array(dtype: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
         return pd.arrays.BooleanArray(np.zeros(rows, dtype=bool), np.ones(rows, dtype=bool))
     if dtype == "Int64":
         return pd.arrays.IntegerArray(np.zeros(rows, dtype=np.int64), np.ones(rows, dtype=bool))
+    if dtype == "string":
+        try:
+            import pyarrow as pa
+
+            return pd.arrays.ArrowStringArray(pa.nulls(rows, type=pa.large_string()))
+        except (ImportError, TypeError, ValueError):  # pandas keeps its strings without Arrow
+            pass
     # A scalar broadcast by Series is ~7x faster than pd.array over an object array of NA.
     return pd.Series(pd.NA, index=range(rows), dtype=dtype).array
 
@@ -170,6 +177,20 @@ def na_array(dtype: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
 def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionArray:
     """Canonical column ``name`` with every value NA."""
     return na_array(COLUMNS[name], rows)
+
+
+def na_columns(names: list[str], rows: int) -> dict[str, np.ndarray | pd.api.extensions.ExtensionArray]:
+    """Canonical columns ``names``, all NA. The text ones share one Arrow buffer of nulls (immutable:
+    writing into one column gives it new values and leaves the others), so a million-row table from
+    a format that fills a third of the schema does not hold a buffer per absent text column."""
+    nulls = None
+    out: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {}
+    for name in names:
+        column = na_column(name, rows) if nulls is None or COLUMNS[name] != "string" else type(nulls)(nulls._pa_array)
+        if COLUMNS[name] == "string" and isinstance(column, pd.arrays.ArrowStringArray):
+            nulls = column
+        out[name] = column
+    return out
 
 
 def empty_frame(rows: int) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..facts.builder import _Groups  # the facts' vectorised group-by (one grouping for both)
 from ..graph import Graph
 from ..ingest.table import METRIC_COLUMNS, ComparisonTable
 from .common import HIGHER_IS_BETTER, fuzzy_contains, jsonable, safe_name
@@ -44,31 +45,54 @@ def worst(metric: str, values: pd.Series | np.ndarray) -> float:
 
 def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[OpSummary]:
     """Every op of the comparison in execution order (``op_index``; file order when absent), with
-    fused-from ops and passes from ``graph`` when given (matched by name, or by dump-safe name)."""
+    fused-from ops and passes from ``graph`` when given (matched by name, or by dump-safe name).
+
+    Rows are grouped by (op, side) the way the facts group them (``_Groups``: numpy ``reduceat``
+    over rows in op order), so a million rows cost column operations, not a pandas step per op."""
     frame = table.frame
-    rows = frame[~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)]
+    member = ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
     metrics = [m for m in METRIC_COLUMNS if m in table.present_metrics] or list(METRIC_COLUMNS)
-    key = rows["op_index"].astype("Float64").fillna(-1).to_numpy(dtype=np.float64)
-    names = rows["op_name"].fillna("").astype(str).to_numpy()
-    group_key = [(k, n) if k < 0 else (k, "") for k, n in zip(key, names, strict=True)]
-    order: dict[tuple, list[int]] = {}
-    for position, k in enumerate(group_key):
-        order.setdefault(k, []).append(position)
+    op_code, index = _op_codes(frame, member)
+    is_input = (frame["io"] == "input").fillna(False).to_numpy(dtype=bool)
+    groups = _Groups(2 * op_code + ~is_input, member)  # side 0: inputs, 1: the other tensors
+    n_ops = len(index)
+    sides = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
+
+    def per_op(values: np.ndarray, side: int, fill: Any) -> np.ndarray:
+        out = np.full(n_ops, fill, dtype=np.result_type(values.dtype, np.asarray(fill).dtype))
+        out[groups.keys[sides[side]] // 2] = values[sides[side]]
+        return out
+
+    def first(column: str, side: int | None = None) -> list[Any]:
+        """Per op, the first non-NA value of ``column`` (of one side's rows when ``side`` is given)."""
+        at = groups.first(frame[column].notna().to_numpy(dtype=bool))
+        at = per_op(at, side, np.nan) if side is not None else np.fmin(per_op(at, 0, np.nan), per_op(at, 1, np.nan))
+        taken = frame[column].array.take(np.where(np.isnan(at), -1, at).astype(np.int64), allow_fill=True)
+        return taken.astype("string").to_numpy(dtype=object, na_value=None).tolist()
+
+    worst_in, worst_out = {}, {}
+    for m in metrics:
+        reduced = groups.reduce(np.fmin if m in HIGHER_IS_BETTER else np.fmax,
+                                frame[m].to_numpy(dtype=np.float64, na_value=np.nan))
+        worst_in[m], worst_out[m] = per_op(reduced, 0, np.nan).tolist(), per_op(reduced, 1, np.nan).tolist()
+    overflow = groups.reduce(np.logical_or, frame["overflow"].fillna(False).to_numpy(dtype=bool))
+    overflow = per_op(overflow, 0, False) | per_op(overflow, 1, False)
+    tensors = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
+    lines = frame["source_line"].to_numpy()
+    start = groups.first(np.ones(len(frame), dtype=bool))
+    start = np.fmin(per_op(start, 0, np.nan), per_op(start, 1, np.nan)).astype(np.int64)
+    op_names, golden, op_types = first("op_name"), first("golden_ops"), first("op_type")
+    out_dtypes, any_dtypes = first("npu_dtype", side=1), first("npu_dtype")
     by_safe = {safe_name(node.name): node for node in graph} if graph is not None else {}
     out: list[OpSummary] = []
-    for (k, _), positions in sorted(order.items(), key=lambda item: (item[0][0] < 0, item[0][0], item[1][0])):
-        part = rows.iloc[positions]
-        first = part.iloc[0]
-        name = _text(part["op_name"]) or _text(part["golden_ops"]) or ""
-        is_input = (part["io"] == "input").fillna(False).to_numpy(dtype=bool)
+    for i in range(n_ops):
+        name = op_names[i] or golden[i] or ""
         summary = OpSummary(
-            index=int(k) if k >= 0 else None, op_type=_text(part["op_type"]) or "", name=name,
-            fused_from=[g for g in (_text(part["golden_ops"]) or "").split(",") if g],
-            dtype=_text(part.loc[~is_input, "npu_dtype"]) or _text(part["npu_dtype"]),
-            tensors=len(part), overflow=bool(part["overflow"].fillna(False).any()),
-            source_line=int(first["source_line"]),
-            inputs={m: worst(m, part.loc[is_input, m]) for m in metrics},
-            outputs={m: worst(m, part.loc[~is_input, m]) for m in metrics})
+            index=index[i], op_type=op_types[i] or "", name=name,
+            fused_from=[g for g in (golden[i] or "").split(",") if g],
+            dtype=out_dtypes[i] or any_dtypes[i], tensors=int(tensors[i]), overflow=bool(overflow[i]),
+            source_line=int(lines[start[i]]),
+            inputs={m: worst_in[m][i] for m in metrics}, outputs={m: worst_out[m][i] for m in metrics})
         node = _graph_node(graph, by_safe, name)
         if node is not None:
             summary.fused_from = list(node.fused_from) or summary.fused_from
@@ -78,9 +102,29 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
     return out
 
 
-def _text(column: pd.Series) -> str | None:
-    values = column.dropna()
-    return str(values.iloc[0]) if len(values) else None
+def _op_codes(frame: pd.DataFrame, member: np.ndarray) -> tuple[np.ndarray, list[int | None]]:
+    """Each row's op number (ops in execution order) and each op's index. Rows with an index of 0
+    or more form one op per index, in index order; the others (no index) one op per (index, name),
+    after them, by index then first row."""
+    key = frame["op_index"].to_numpy(dtype=np.float64, na_value=-1.0)
+    code = np.zeros(len(frame), dtype=np.int64)
+    indexed = member & (key >= 0)
+    values, code[indexed] = np.unique(key[indexed], return_inverse=True)
+    index: list[int | None] = [int(v) for v in values]
+    rest = np.flatnonzero(member & (key < 0))
+    if len(rest):
+        names = frame["op_name"].fillna("").astype(str).to_numpy()[rest]
+        pairs = pd.MultiIndex.from_arrays([key[rest], names])
+        local, _ = pd.factorize(pairs)  # first-appearance order
+        first_row = np.full(local.max() + 1, len(frame))
+        np.minimum.at(first_row, local, rest)
+        first_key = key[first_row]
+        order = np.lexsort((first_row, first_key))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        code[rest] = len(values) + rank[local]
+        index += [None] * len(order)
+    return code, index
 
 
 def _graph_node(graph: Graph | None, by_safe: dict, name: str) -> Any:

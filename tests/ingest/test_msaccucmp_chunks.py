@@ -12,18 +12,18 @@ import pytest
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS, MINIMAL_HEADER
 
 from advisor.errors import InputFormatError
-from advisor.ingest import msaccucmp, read_comparison
+from advisor.ingest import msaccucmp_exact, msaccucmp_fields, read_comparison
 
 
 @pytest.fixture
 def tiny_chunks(monkeypatch):
-    monkeypatch.setattr(msaccucmp, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(msaccucmp_exact, "CHUNK_ROWS", 2)
 
 
 def test_chunked_read_gives_the_same_table(write_result, monkeypatch):
     rows = FULL_ROWS * 5
     whole = read_comparison(write_result(FULL_HEADER, rows)).frame
-    monkeypatch.setattr(msaccucmp, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(msaccucmp_exact, "CHUNK_ROWS", 3)
     chunked = read_comparison(write_result(FULL_HEADER, rows, name="again.csv")).frame
     pd.testing.assert_frame_equal(whole, chunked)
 
@@ -63,8 +63,8 @@ TENSOR_IDS = ["a:input:0", "x:y:output:12", "bad", None, "a:input:", ":output:3"
 @pytest.mark.parametrize("ids", [TENSOR_IDS, TENSOR_IDS[:-1]], ids=["with-newline", "plain"])
 def test_fast_tensor_index_split_agrees_with_the_regex(ids):
     series = pd.Series(ids, dtype=object)
-    fast_io, fast_slot = msaccucmp.split_tensor_ids(series)
-    ref_io, ref_slot = msaccucmp.split_tensor_ids_regex(series)
+    fast_io, fast_slot = msaccucmp_fields.split_tensor_ids(series)
+    ref_io, ref_slot = msaccucmp_fields.split_tensor_ids_regex(series)
     assert list(fast_io) == list(ref_io)
     assert list(fast_slot) == list(ref_slot)
     assert str(fast_slot.dtype) == "Int64" and str(fast_io.dtype) == "string"
@@ -74,8 +74,8 @@ def test_fast_standard_deviation_split_agrees_with_the_exact_one():
     values = pd.Series(["(0.1;0.2),(0.3;0.4)", None, "(NaN;inf),(-inf;1e-7)", "(-1.5;0),(2;3.25)",
                         " (1;2) , (3;4) "], dtype=object)
     lines = np.arange(2, 2 + len(values))
-    fast = msaccucmp._split_std_fast(values)
-    exact = msaccucmp._split_std_exact(values, lines, "result.csv", "StandardDeviation")
+    fast = msaccucmp_fields._split_std_fast(values)
+    exact = msaccucmp_fields._split_std_exact(values, lines, "result.csv", "StandardDeviation")
     assert fast is not None
     for name in exact:
         np.testing.assert_array_equal(fast[name], exact[name])
@@ -84,7 +84,7 @@ def test_fast_standard_deviation_split_agrees_with_the_exact_one():
 @pytest.mark.parametrize("bad", ["(0.1;0.2)", "(0.1;0.2),(0.3)", "(1;2;3),(4;5)", "garbage"])
 def test_malformed_standard_deviation_is_not_taken_by_the_fast_path(bad):
     values = pd.Series(["(0.1;0.2),(0.3;0.4)", bad], dtype=object)
-    assert msaccucmp._split_std_fast(values) is None
+    assert msaccucmp_fields._split_std_fast(values) is None
     with pytest.raises(InputFormatError) as caught:
-        msaccucmp._split_std_exact(values, np.array([2, 3]), "result.csv", "StandardDeviation")
+        msaccucmp_fields._split_std_exact(values, np.array([2, 3]), "result.csv", "StandardDeviation")
     assert caught.value.line == 3

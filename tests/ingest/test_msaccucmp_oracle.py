@@ -1,5 +1,6 @@
-"""The vectorised, chunked reader agrees with a plain row-by-row reading (Python's csv module)
-of a realistic synthetic file: the same generator the 1M-row benchmark uses."""
+"""Both reads of an msaccucmp result (pyarrow's, batch by batch, and the exact chunked C-parser
+read it gives way to) agree with a plain row-by-row reading (Python's csv module) of a realistic
+synthetic file: the same generator the 1M-row benchmark uses."""
 
 from __future__ import annotations
 
@@ -10,17 +11,21 @@ import pandas as pd
 import pytest
 from bench_msaccucmp import write_synthetic
 
-from advisor.ingest import msaccucmp, read_comparison
+from advisor.ingest import msaccucmp, msaccucmp_arrow, msaccucmp_exact, read_comparison
 
 
 def _number(text: str) -> float:
     return math.nan if text in ("NaN", "*", "") else float(text)
 
 
-def test_reader_agrees_with_a_row_by_row_reading(tmp_path, monkeypatch):
+@pytest.mark.parametrize("read", ["arrow", "exact"])
+def test_reader_agrees_with_a_row_by_row_reading(tmp_path, monkeypatch, read):
     path = tmp_path / "result_20240101000000.csv"
     write_synthetic(path, rows=3000)
-    monkeypatch.setattr(msaccucmp, "CHUNK_ROWS", 700)  # several chunks, uneven last one
+    monkeypatch.setattr(msaccucmp_exact, "CHUNK_ROWS", 700)  # several chunks, uneven last one
+    monkeypatch.setattr(msaccucmp_arrow, "BLOCK_BYTES", 64 << 10)  # several batches
+    if read == "exact":
+        monkeypatch.setattr(msaccucmp, "read_arrow", lambda *args: None)
     frame = read_comparison(path).frame
 
     with open(path, newline="", encoding="utf-8") as handle:

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS, MINIMAL_HEADER
 
+from advisor.dtypes import normalise_dtype
 from advisor.ingest import read_comparison
-from advisor.ingest.msaccucmp import normalise_dtype
 
 
 @pytest.fixture

@@ -1,5 +1,8 @@
 """Dtype names as every tool spells them, normalised to one vocabulary.
 
+Shared by the comparison readers (advisor/ingest) and the graph readers (advisor/graph): neither
+stage imports the other for it.
+
 msaccucmp writes ``DT_FLOAT16``, msprobe/PyTorch ``torch.float16``, msprobe/MindSpore ``Float16`` /
 ``BFloat16``, numpy ``float16``; the canonical table holds ``float16``, ``bfloat16``, ``float32``,
 ``int8``... Unknown names are kept, lowercased. msprobe 26 types a Python scalar argument as its class,
