@@ -143,19 +143,19 @@ class _Collector:
                            for alias, _ in rule.patterns}
                 if not all(guard.holds(matched) for guard in guards):
                     return
-                self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
                 if rule.explain:
+                    self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
                     cause, symptom = matched[rule.explain["cause"]], matched[rule.explain["symptom"]]
                     explanation = (cause["id"], symptom["id"], rule.id)
                     if explanation not in self.explanations:
                         self.explanations.append(explanation)
-                else:
-                    self._emit(rule, matched)
+                elif self._emit(rule, matched) is not False:   # False: its confidence template said no
+                    self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
             except Exception as exc:  # noqa: BLE001 - reported with the rule id, see module doc
                 self.errors.append(f"rule '{rule.id}' ({rule.source}): {type(exc).__name__}: {exc}")
         return action
 
-    def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
+    def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> bool | None:
         emit = rule.emit
         assert emit is not None
         subject = matched.get(emit.subject, {}) if emit.subject else {}
@@ -173,7 +173,14 @@ class _Collector:
             if name in fact:
                 values[name if name not in values else f"{alias}_{name}"] = fact[name]
         confidence = emit.confidence
-        if isinstance(confidence, str):
+        if isinstance(confidence, str) and "{{" in confidence:
+            # A confidence template (rule parameters in ``params``); rendering nothing means the rule's
+            # own threshold (e.g. problem-node's min_confidence) is not met: no finding.
+            text = render_bounded(template_env.from_string(confidence), context).strip()
+            if not text:
+                return False
+            confidence = float(text)
+        elif isinstance(confidence, str):
             confidence = float(self._field(confidence, matched, default=0.5))
         lines = [int(subject["source_line"])] if "source_line" in subject else (
             [int(subject["output_line"])] if "output_line" in subject else [])

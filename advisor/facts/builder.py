@@ -67,7 +67,8 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
         warnings.extend(join.warnings)
         if not join.matched:
             join = None
-    mark_entries(ops, graph_inputs(ops, join) if join is not None else None)
+    mark_entries(ops, graph_inputs(ops, join) if join is not None else None,
+                 clean_ops=int(thresholds.knob("propagation", "clean_ops")))
     output = network_output(frame, rows, ops, join)
     output_index = output.pop("op_index", None)
     if output_index is None:
@@ -87,8 +88,9 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(unmatched_fields(frame, ops, join)))
         network.update(clean_fact(join.network_fields()))
-    op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None)
-    summarise_overflow(network, ops, op_facts)
+    keep_span = int(thresholds.knob("fp16", "keep_fp32_span"))
+    op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None, keep_span=keep_span)
+    summarise_overflow(network, ops, span=keep_span, most=int(thresholds.knob("fp16", "max_keep_fp32")))
     error_metric = next((m for m in ("relative_euclidean_distance", "max_abs_error", "mean_relative_error")
                          if m in table.present_metrics), None)
     return FactSet(network=network, ops=ops, op_facts=op_facts, error_metric=error_metric, warnings=warnings,

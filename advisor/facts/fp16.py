@@ -10,10 +10,6 @@ import pandas as pd
 from .catalogs import load_catalog, op_type_of_name
 from .ops import lower_isin
 
-# How many ops from an overflow start to follow while their outputs stay out of FP16 range.
-KEEP_FP32_SPAN = 32
-MAX_KEEP_FP32 = 64
-
 
 def mark_fp16_sensitive(ops: pd.DataFrame) -> None:
     catalog = load_catalog("fp16_sensitive")
@@ -131,7 +127,7 @@ def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.n
     return text.split("\n")[:-1], owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
 
 
-def keep_fp32_names(ops: pd.DataFrame, position: int) -> list[str]:
+def keep_fp32_names(ops: pd.DataFrame, position: int, span: int) -> list[str]:
     """What to keep in FP32 for an overflow starting at ``position``: the op itself and the
     FP16-sensitive ops after it whose outputs are still out of range (a LayerNorm's Pow overflows,
     then its ReduceMean, Sqrt and Div see inf), and the sensitive op that then reads the
@@ -143,7 +139,7 @@ def keep_fp32_names(ops: pd.DataFrame, position: int) -> list[str]:
         names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
 
     names: list[str] = []
-    for offset, (_, op) in enumerate(ops.iloc[position: position + KEEP_FP32_SPAN].iterrows()):
+    for offset, (_, op) in enumerate(ops.iloc[position: position + span].iterrows()):
         if offset and not op["out_overflow"]:
             if op["in_overflow"] and op["fp16_sensitive"]:
                 keep(op)
@@ -153,12 +149,17 @@ def keep_fp32_names(ops: pd.DataFrame, position: int) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, op_facts: list[dict[str, Any]]) -> None:
+def summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, *, span: int, most: int) -> None:
     """Ops where an overflow starts on agreeing inputs (not fed by an earlier overflow's garbage),
-    and the union of what to keep in FP32 for all of them: a user who fixes only the first overflow
-    would otherwise meet the next one in the following run."""
-    independent = [f for f in op_facts if f.get("overflow_enters") and f.get("inputs_agree")]
+    and the union of what to keep in FP32 for all of them (at most ``most`` names): a user who fixes
+    only the first overflow would otherwise meet the next one in the following run. Read from every
+    op, not only those handed to the rules, so the count does not depend on --max-op-facts."""
+    independent = np.flatnonzero((ops["overflow_enters"] & ops["inputs_agree"]).to_numpy(dtype=bool))
     network["overflow_entries"] = len(independent)
-    keep = [name for fact in independent for name in fact.get("keep_fp32", "").split(",") if name]
+    keep: dict[str, None] = {}
+    for position in independent:
+        if len(keep) >= most:
+            break
+        keep.update(dict.fromkeys(keep_fp32_names(ops, int(position), span)))
     if keep:
-        network["keep_fp32_all"] = ",".join(list(dict.fromkeys(keep))[:MAX_KEEP_FP32])
+        network["keep_fp32_all"] = ",".join(list(keep)[:most])

@@ -13,13 +13,6 @@ import pandas as pd
 
 from .graph_join import GraphJoin, narrowing
 
-# An entry's error is absorbed when ABSORB_CLEAN_OPS consecutive ops after it are back at clean-run
-# agreement, cosine >= ABSORBED_COSINE. Clean FP16/BF16 scenario runs keep 95% of their tensors above
-# 0.99992; an error only shrunk below the threshold (to be amplified by a final Softmax) sits near
-# 0.999. A heuristic, measured on the scenario corpus (benchmarks/diagnosis.py), not a law.
-ABSORB_CLEAN_OPS = 3
-ABSORBED_COSINE = 0.9998
-
 
 def compared_outputs(ops: pd.DataFrame) -> np.ndarray:
     """Ops whose outputs were compared (a cosine, or a non-finite target)."""
@@ -71,12 +64,12 @@ def mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     ops["narrowing_cast"] = narrowing_cast
     ops["cast_from"] = pd.array(cast_from, dtype="string")
     ops["cast_to"] = pd.array(cast_to, dtype="string")
-    entries = ((ops["error_enters"] | ops["hidden_entry"]) & ~ops["absorbed"]).to_numpy(dtype=bool)
+    entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     first = int(np.argmax(entries)) if entries.any() else -1   # no entry: nothing is "before" one
     ops["before_first_entry"] = ops["position"].to_numpy() < first
 
 
-def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None) -> None:
+def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, *, clean_ops: int = 3) -> None:
     """Where error enters (local error) as opposed to where it is inherited (accumulated).
 
     An op's inputs are read from its input rows; without them, from its graph predecessors' outputs
@@ -105,38 +98,60 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None) 
         prev_overflow = prev_overflow.where(~by_graph, graph["overflow"])
     reference = ops["in_cosine"].where(has_inputs, previous_cosine)
     ops["local_drop"] = (reference - ops["out_cosine"]).where(ops["error_enters"])
-    inputs_overflow = np.where(has_inputs, ops["in_overflow"], prev_overflow)
-    ops["overflow_enters"] = ops["out_overflow"] & ~inputs_overflow
+    ops["inputs_overflow"] = np.where(has_inputs, ops["in_overflow"], prev_overflow).astype(bool)
+    ops["overflow_enters"] = ops["out_overflow"] & ~ops["inputs_overflow"]
     # Ops that deviate after this one: what a root cause here would explain.
     after = out_dev[::-1].cumsum()[::-1] - out_dev
     ops["downstream_deviating"] = after.astype("int64")
-    severity = ((1.0 - ops["out_cosine"]) / 0.01).clip(0, 5).fillna(5) / 5   # 0..1
-    ops["entry_confidence"] = (np.where(has_inputs, 0.6, np.where(by_graph, 0.55, 0.45)) + 0.35 * severity).round(3)
-    ops["absorbed"] = _absorbed_entries(ops, has_inputs)
+    recovery_features(ops, has_inputs, clean_ops)
 
 
-def _absorbed_entries(ops: pd.DataFrame, has_inputs: pd.Series) -> np.ndarray:
-    """Entries whose error the network absorbs before error enters again later: between this entry
-    and the next one, ABSORB_CLEAN_OPS consecutive ops agree on their inputs and outputs. The later
-    entry, not this one, is then what breaks the output (a transformer's residual stream drowns a
-    small attention error; a later Softmax over the wrong axis does not recover)."""
-    entry = (ops["error_enters"] | ops["hidden_entry"]).to_numpy()
-    absorbed = np.zeros(len(ops), dtype=bool)
+def _segment_max(values: np.ndarray, starts: np.ndarray, stops: np.ndarray, empty: float) -> np.ndarray:
+    """``values[start:stop].max()`` for each (start, stop), ``empty`` where the span is empty. The
+    spans must not overlap and be in order (one reduceat over the interleaved bounds)."""
+    out = np.full(len(starts), empty, dtype=float)
+    valid = starts < stops
+    if valid.any():
+        bounds = np.column_stack((starts[valid], stops[valid])).ravel()
+        padded = np.append(values.astype(float), empty)        # a stop may be len(values)
+        out[valid] = np.maximum.reduceat(padded, bounds)[::2]
+    return out
+
+
+def recovery_features(ops: pd.DataFrame, has_inputs: pd.Series, clean_ops: int) -> None:
+    """What happens between an entry (``error_enters`` or ``hidden_entry``) and the next one, for
+    rules to judge whether the network absorbed it (a transformer's residual stream drowns a small
+    attention error; a later Softmax over the wrong axis does not recover):
+
+    * ``previous_entry_index`` / ``next_entry_index``: the entries before and after it;
+    * ``clean_streak``: the longest run of ops between it and the next entry (or the end) whose
+      inputs and outputs agree;
+    * ``recovered_cosine``: the highest output-cosine level that ``clean_ops`` consecutive agreeing
+      ops hold in that span (absent when no such run exists). An error merely shrunk under the
+      threshold sits near 0.999; clean runs keep 0.9999 and more.
+
+    Measured for entries only; one reduceat over all of them, no loop over ops."""
+    n = len(ops)
+    entry = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     positions = np.flatnonzero(entry)
-    if len(positions) < 2:
-        return absorbed
-    # "Agree" here means well inside the thresholds, not just below them: an error merely shrunk
-    # under the threshold (a quantised layer's error that a final Softmax amplifies again) is not
-    # absorbed.
-    clean = (~ops["out_deviates"] & ~(has_inputs & ops["in_deviates"])
-             & (ops["out_cosine"].fillna(1.0) >= ABSORBED_COSINE)).to_numpy()
-    # streak[i]: how many consecutive clean ops end at position i.
-    breaks = np.flatnonzero(~clean)
-    last_break = np.full(len(clean), -1)
-    last_break[breaks] = breaks
-    last_break = np.maximum.accumulate(last_break)
-    streak = np.arange(len(clean)) - last_break
-    for here, following in zip(positions[:-1], positions[1:], strict=True):
-        between = streak[here + 1: following]
-        absorbed[here] = len(between) > 0 and between.max() >= ABSORB_CLEAN_OPS
-    return absorbed
+    index = ops.index.to_numpy()
+    for column in ("previous_entry_index", "next_entry_index", "clean_streak"):
+        ops[column] = pd.Series(pd.NA, index=ops.index, dtype="Int64")
+    ops["recovered_cosine"] = np.nan
+    if not len(positions):
+        return
+    agree = (~ops["out_deviates"] & ~(has_inputs & ops["in_deviates"])).to_numpy(dtype=bool)
+    # streak[i]: how many consecutive agreeing ops end at position i.
+    last_break = np.where(agree, -1, np.arange(n))
+    streak = np.arange(n) - np.maximum.accumulate(last_break)
+    # held[i]: the lowest cosine of the clean_ops agreeing ops ending at i (-inf: not all agree).
+    level = np.where(agree, ops["out_cosine"].fillna(1.0).to_numpy(dtype=float), -np.inf)
+    held = pd.Series(level).rolling(max(int(clean_ops), 1)).min().fillna(-np.inf).to_numpy()
+    following = np.append(positions[1:], n)
+    longest = _segment_max(streak, positions + 1, following, 0.0)
+    recovered = _segment_max(held, positions + int(clean_ops), following, -np.inf)
+    column = ops.columns.get_loc
+    ops.iloc[positions, column("clean_streak")] = longest.astype(np.int64)
+    ops.iloc[positions, column("recovered_cosine")] = np.where(np.isfinite(recovered), recovered, np.nan)
+    ops.iloc[positions[:-1], column("next_entry_index")] = index[positions[1:]]
+    ops.iloc[positions[1:], column("previous_entry_index")] = index[positions[:-1]]

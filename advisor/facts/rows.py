@@ -7,8 +7,6 @@ import pandas as pd
 
 from .thresholds import Thresholds
 
-SCALE_MIN_RMS = 1e-6
-
 # Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
 # error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
 # judged by the least precise of its own dtype and the network's compute dtype.
@@ -34,6 +32,7 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
     A million rows hold a handful of distinct dtypes, so the stored dtype is kept as a Categorical
     (``stored_dtype``) and what depends on it (compute dtype, effective dtype, thresholds) is
     worked out once per distinct dtype, not once per row."""
+    scale_min_rms = thresholds.knob("rows", "scale_min_rms")
     comparable = ~(frame["npu_only"].fillna(False) | frame["golden_only"].fillna(False)).to_numpy(dtype=bool)
     stored = frame["npu_dtype"].fillna(frame["golden_dtype"])
     codes, names = pd.factorize(stored)  # code -1: no dtype on either side
@@ -48,13 +47,13 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         # Root mean square from (mean; std): rms^2 = mean^2 + std^2. A golden tensor near zero has
         # no meaningful scale, so the ratio is only taken above a tiny rms.
         golden_rms = np.hypot(golden_mean, golden_std)
-        scale = np.where(golden_ok & (golden_rms > SCALE_MIN_RMS),
+        scale = np.where(golden_ok & (golden_rms > scale_min_rms),
                          np.abs(np.hypot(npu_mean, npu_std) / golden_rms - 1.0), np.nan)
         # msprobe prints L2 norms instead of (mean; std): over the same elements the norm ratio is the
         # rms ratio, so statistics-only comparisons (summary mode, dump.json pairs) are judged too.
         golden_norm = frame["golden_norm"].to_numpy()
         norm_scale = np.abs(frame["npu_norm"].to_numpy() / golden_norm - 1.0)
-        scale = np.where(np.isnan(scale) & (np.abs(golden_norm) > SCALE_MIN_RMS), norm_scale, scale)
+        scale = np.where(np.isnan(scale) & (np.abs(golden_norm) > scale_min_rms), norm_scale, scale)
         nonfinite = (golden_ok & ~(np.isfinite(npu_mean) & np.isfinite(npu_std))) | np.isposinf(
             frame["max_abs_error"].to_numpy())
         # One side all zero makes cosine NaN; a target that collapsed to zeros is a real deviation.
