@@ -70,3 +70,24 @@ def test_the_recovery_after_an_entry_is_measured_not_judged(tmp_path):
     assert first["next_entry_index"] == second["index"] and second["previous_entry_index"] == first["index"]
     assert first["clean_streak"] == 3 and first["recovered_cosine"] == pytest.approx(0.99999)
     assert "next_entry_index" not in last     # the last entry: no rule can call it absorbed
+
+
+@pytest.fixture(scope="module")
+def llm_200k(tmp_path_factory):
+    """A 200k-row FP16 decoder comparison (benchmarks/_llm_comparison.py): slow drift, then an FP16
+    overflow at ~62 % depth that breaks the output."""
+    from benchmarks._llm_comparison import write_llm_comparison
+    return write_llm_comparison(tmp_path_factory.mktemp("llm") / "result_20240101000000.csv", 200_000)
+
+
+@pytest.mark.parametrize("cap", ["1", "2000"])
+def test_a_200k_row_comparison_with_a_broken_output_never_passes(run_cli, llm_200k, cap):
+    # A tight FP16 cosine makes the drift flicker across it: thousands of early entries that recover,
+    # far more than the cap, before the late overflow.
+    run = run_cli(llm_200k.path, "--threshold", "float16.cosine=0.99995", "--max-op-facts", cap,
+                  "--fail-on", "error", "--format", "json")
+    report = run.report()
+    assert run.code == 1 and report["network"]["output_deviates"]
+    assert report["verdict"] not in ("consistent", "single_point_deviation")
+    assert report["network"]["op_facts_left_out"] > 0
+    assert any("left out" in warning for warning in report["warnings"])
