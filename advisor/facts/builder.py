@@ -12,7 +12,8 @@ aggregated before they are asserted:
 Local versus accumulated error (the distinction users most often get wrong): an op *deviates* when
 one of its output tensors is outside the dtype's thresholds; error *enters* at an op that deviates
 while its inputs agree. When the comparison has input rows for an op (``<op>:input:<n>``), "inputs
-agree" is read from them; otherwise from the op before it in execution order, with lower confidence.
+agree" is read from them; otherwise from the op before it in execution order (``inputs_from`` says
+which; the rules weigh it). Python measures, the rules judge: docs/how-it-judges.md.
 """
 
 from __future__ import annotations
