@@ -81,7 +81,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--comparison-format", metavar="NAME",
                         help="force the input format instead of detecting it from the header")
     parser.add_argument("--max-op-facts", type=int, default=DEFAULT_MAX_OP_FACTS, metavar="N",
-                        help=f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS})")
+                        help=f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS}); the inputs, the "
+                        "output and the first and last entry are always kept, and the report counts what "
+                        "was left out")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 

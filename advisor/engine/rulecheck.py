@@ -147,10 +147,15 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
         checker.add(f"'emit.subject' must name a pattern ({', '.join(aliases)}){suggest(str(subject), aliases)}",
                     emit, "subject")
     confidence = emit.get("confidence", 1.0)
-    if isinstance(confidence, str):
+    if isinstance(confidence, str) and "{{" in confidence:   # a template: its number (empty: no finding)
+        problem = template_problem(template_env, confidence) or template_fields(confidence, patterns, fields, params)
+        if problem:
+            checker.add(f"'emit.confidence': {problem}", emit, "confidence")
+    elif isinstance(confidence, str):
         ref = FIELD_REF.match(confidence)
         if not ref or ref.group(1) not in patterns:
-            checker.add("'emit.confidence' is a number in 0..1 or '$pattern.field'", emit, "confidence")
+            checker.add("'emit.confidence' is a number in 0..1, '$pattern.field' or a template '{{ ... }}'",
+                        emit, "confidence")
     elif not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
         checker.add("'emit.confidence' must be between 0 and 1", emit, "confidence")
     op_ref = emit.get("op")

@@ -35,7 +35,7 @@ class Emit:
     kind: str
     subject: str | None                      # alias of the pattern the finding is about
     op: str | None                           # "$alias.field" naming the op; default: the subject's op
-    confidence: float | str                  # number or "$alias.field"
+    confidence: float | str                  # number, "$alias.field" or a template rendering a number
     evidence: dict[str, str]                 # lang -> Jinja template
     values: list[str]                        # "alias.field" or "field" (of the subject)
 

@@ -208,12 +208,12 @@ class Collector:
     def fire(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
         """One match of ``rule``: a finding, or an explanation."""
         try:
-            self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
             if rule.explain:
+                self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
                 cause, symptom = matched[rule.explain["cause"]], matched[rule.explain["symptom"]]
                 self.explanations[(cause["id"], symptom["id"], rule.id)] = None
-            else:
-                self._emit(rule, matched)
+            elif self._emit(rule, matched) is not False:   # False: its confidence template said no
+                self.fired[rule.id] = self.fired.get(rule.id, 0) + 1
         except Exception as exc:  # noqa: BLE001 - reported with the rule id, see module doc
             self.errors.append(f"rule '{rule.id}' ({rule.source}): {type(exc).__name__}: {exc}")
 
@@ -237,7 +237,7 @@ class Collector:
                 join.add(alias, fact)
         return action
 
-    def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> None:
+    def _emit(self, rule: Rule, matched: dict[str, dict[str, Any]]) -> bool | None:
         emit = rule.emit
         assert emit is not None
         subject = matched.get(emit.subject, {}) if emit.subject else {}
@@ -255,7 +255,14 @@ class Collector:
             if name in fact:
                 values[name if name not in values else f"{alias}_{name}"] = fact[name]
         confidence = emit.confidence
-        if isinstance(confidence, str):
+        if isinstance(confidence, str) and "{{" in confidence:
+            # A confidence template (rule parameters in ``params``); rendering nothing means the rule's
+            # own threshold (e.g. problem-node's min_confidence) is not met: no finding.
+            text = render_bounded(template_env.from_string(confidence), context).strip()
+            if not text:
+                return False
+            confidence = float(text)
+        elif isinstance(confidence, str):
             confidence = float(self._field(confidence, matched, default=0.5))
         lines = [int(subject["source_line"])] if "source_line" in subject else (
             [int(subject["output_line"])] if "output_line" in subject else [])

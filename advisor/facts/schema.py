@@ -38,7 +38,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "output_line": (NUMBER, "source line of the output row"),
         "first_deviating_index": (NUMBER, "op index of the first deviating op"),
         "first_deviating_op": (STRING, "name of the first deviating op"),
-        "consistent": (BOOL, "nothing deviates, nothing overflows, output and inputs agree"),
+        "consistent": (BOOL, "nothing deviates, nothing overflows, output and inputs agree (the report's reading; "
+                             "the network-consistent rule judges from the counts)"),
+        "notable_ops": (NUMBER, "ops that could become op facts (entries, overflow onsets, inputs, output...)"),
+        "op_facts": (NUMBER, "op facts handed to the rules"),
+        "op_facts_left_out": (NUMBER, "notable ops left out by --max-op-facts (0: the rules saw every one)"),
         "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
         "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),
         "output_ops": (STRING, "with --graph and no Node_Output row: the ops producing the graph outputs, "
@@ -108,8 +112,13 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "error_enters": (BOOL, "outputs deviate while inputs agree: local error"),
         "hidden_entry": (BOOL, "the network's first disagreement shows on this op's inputs"),
         "local_drop": (NUMBER, "input cosine minus output cosine where error enters"),
-        "entry_confidence": (NUMBER, "confidence that error enters here (0..1)"),
-        "absorbed": (BOOL, "error enters here, then the network agrees again before error enters at a later op"),
+        "previous_entry_index": (NUMBER, "on an entry (error_enters or hidden_entry): op index of the entry before it"),
+        "next_entry_index": (NUMBER, "on an entry: op index of the next entry (absent for the last one)"),
+        "clean_streak": (NUMBER, "on an entry: the longest run of ops between it and the next entry (or the end) "
+                                 "whose inputs and outputs agree"),
+        "recovered_cosine": (NUMBER, "on an entry: the highest output cosine that propagation.clean_ops consecutive "
+                                     "agreeing ops hold between it and the next entry (absent: no such run)"),
+        "inputs_overflow": (BOOL, "the op's inputs overflow (read like inputs_agree)"),
         "out_overflow": (BOOL, "an FP16 output overflows (OverFlow flag or inf/NaN)"),
         "overflow_enters": (BOOL, "outputs overflow while inputs do not"),
         "out_nonfinite": (BOOL, "a target output holds inf or NaN"),

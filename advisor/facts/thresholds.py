@@ -3,7 +3,7 @@
 The dtype table says when a tensor deviates. ``knobs`` holds the few numbers Python itself needs to
 *measure* a feature (how long a clean streak must be, how many ops to follow), grouped in sections;
 everything that *judges* is a rule parameter instead. Both are overridden the same way:
-``--threshold float16.cosine=0.98`` or ``--threshold propagation.absorb_clean_ops=4`` (and the same
+``--threshold float16.cosine=0.98`` or ``--threshold propagation.clean_ops=4`` (and the same
 keys in ``advisor.toml`` ``[thresholds]``).
 """
 

@@ -47,12 +47,12 @@ def test_list_show_and_docs(run_cli, tmp_path):
     listed = run_cli("list", command="rules")
     assert "problem-node" in listed.out and "fp16_overflow" in listed.out
     shown = run_cli("show", "fp16-overflow", "--lang", "zh", command="rules")
-    assert shown.code == 0 and "FP16 溢出" in shown.out and "overflow_enters: true" in shown.out
+    assert shown.code == 0 and "FP16 溢出" in shown.out and "inputs_overflow: false" in shown.out
     assert "did you mean 'fp16-overflow'" in run_cli("show", "fp16-overflw", command="rules").err
     docs = run_cli("docs", "-o", str(tmp_path / "docs"), command="rules")
     assert docs.code == 0
     page = (tmp_path / "docs" / "fp16-overflow.md").read_text()
     for heading in ("## What it detects", "## Why it matters", "## Example", "## How to fix"):
         assert heading in page
-    assert "overflow_enters: true" in page          # the example is the rule's own firing case
+    assert "inputs_overflow: false" in page         # the example is the rule's own firing case
     assert Path(tmp_path / "docs" / "problem-node.md").read_text().count("min_confidence") >= 1

@@ -63,8 +63,8 @@ def test_findings_become_facts_that_other_rules_explain():
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
     rules = {r.id: r for r in core.rules}
     facts = [{"fact": "network", "id": "network", "output_deviates": True, "output_known": True},
-             {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "overflow_enters": True, "error_enters": True,
-              "output_deviates": True, "entry_confidence": 0.9, "absorbed": False}]
+             {"fact": "op", "id": "op:4", "index": 4, "op": "Pow_4", "out_overflow": True, "inputs_overflow": False,
+              "out_deviates": True, "inputs_agree": True, "output_deviates": True}]
     explain = "specific-cause-explains-problem-node"
     result = run_rules([rules["fp16-overflow"], rules["problem-node"], rules[explain]], facts)
     assert {f.id for f in result.findings} == {"fp16-overflow@4", "problem-node@4"}
@@ -75,10 +75,12 @@ def test_parameters_can_be_overridden_per_run():
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
     rule = next(r for r in core.rules if r.id == "problem-node")
     facts = [{"fact": "network", "id": "network", "output_deviates": True},
-             {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "error_enters": True, "entry_confidence": 0.6,
-              "absorbed": False}]
-    assert len(run_rules([rule], facts).findings) == 1
+             {"fact": "op", "id": "op:4", "index": 4, "op": "Conv_4", "out_deviates": True, "inputs_agree": True,
+              "inputs_from": "input_rows", "out_cosine": 0.999}]    # confidence 0.6 + 0.35 * 0.001 / 0.05
+    assert [f.confidence for f in run_rules([rule], facts).findings] == [0.607]
     assert run_rules([rule], facts, {"problem-node": {"min_confidence": 0.7}}).findings == []
+    assert [f.confidence for f in run_rules([rule], facts, {"problem-node": {"confidence_input_rows": 0.5}})
+            .findings] == [0.507]
 
 
 def test_alternatives_next_to_a_join_reference_all_match(tmp_path):

@@ -1,0 +1,119 @@
+"""The network fact: whole-network counts, the network output, ops dumped on one side only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..compare.dump_names import parse_dump_name
+from ..ingest.table import ComparisonTable
+from .clean import clean_fact
+from .graph_join import MAX_LISTED, GraphJoin
+from .propagation import compared_outputs
+from .rows import compute_dtype, dtype_counts, first_seen
+
+
+def unmatched_fields(frame: pd.DataFrame, ops: pd.DataFrame, join: GraphJoin | None) -> dict[str, Any]:
+    """Ops dumped on one side only (every row npu_only, or every row golden_only): counts and names.
+    Array work over the rows, then one look-up per unmatched op."""
+    member = (frame["op_index"].notna().to_numpy() & ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
+              & frame["op_index"].isin(ops.index).fillna(False).to_numpy(dtype=bool))
+    if not member.any() or not len(ops):
+        return {"unmatched_ops": 0, "npu_only_ops": 0, "golden_only_ops": 0}
+    codes = np.searchsorted(ops.index.to_numpy(), frame["op_index"].to_numpy()[member])
+    sides = {}
+    for column in ("npu_only", "golden_only"):
+        other = ~frame[column].fillna(False).to_numpy(dtype=bool)[member]
+        sides[column] = np.bincount(codes, weights=other, minlength=len(ops)) == 0
+    npu_only = np.flatnonzero(sides["npu_only"] & (ops["tensors"].to_numpy() > 0))
+    golden_only = np.flatnonzero(sides["golden_only"] & (ops["tensors"].to_numpy() > 0))
+    names = ops["op"].astype(object).to_numpy()
+    fields: dict[str, Any] = {"unmatched_ops": len(npu_only) + len(golden_only), "npu_only_ops": len(npu_only),
+                              "golden_only_ops": len(golden_only)}
+    if len(npu_only):
+        fields["npu_only_names"] = ",".join(str(names[p]) for p in npu_only[:MAX_LISTED])
+    if len(golden_only):
+        fields["golden_only_names"] = ",".join(str(names[p]) for p in golden_only[:MAX_LISTED])
+    if join is not None and len(npu_only):
+        nodes = join.graph.nodes
+        fields["npu_only_inserted"] = sum(1 for p in npu_only if any(nodes[i].is_inserted for i in join.nodes_of(p)))
+    return fields
+
+
+def network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
+                    join: GraphJoin | None = None) -> dict[str, Any]:
+    """The network output: the Node_Output row, else the ops that produce the graph's outputs (with
+    ``--graph``), else the last op with a compared output."""
+    net_out = rows[rows["is_net_out"] & rows["comparable"]]
+    if len(net_out):
+        cos = net_out["cos"].min()
+        golden_file = frame.loc[net_out.index[0], "golden_ops"]
+        return {"output_source": "Node_Output", "output_op": _output_op_name(golden_file),
+                "output_cosine": cos, "output_red": net_out["red"].max(),
+                "output_deviates": bool(net_out["deviates"].any()), "output_known": bool(np.isfinite(cos)),
+                "output_line": int(net_out["line"].iloc[0])}
+    if join is not None:
+        outputs = join.output_ops(compared_outputs(ops))
+        if outputs:
+            chosen = ops.iloc[sorted(outputs)]
+            worst = chosen.loc[chosen["out_cosine"].fillna(-2.0).idxmin()]
+            return {"output_source": "graph_output", "output_op": worst["op"], "op_index": list(chosen.index),
+                    "output_ops": ",".join(str(op) for op in chosen["op"][:MAX_LISTED]),
+                    "output_cosine": chosen["out_cosine"].min(), "output_red": chosen["out_red"].max(),
+                    "output_deviates": bool(chosen["out_deviates"].any()), "output_known": True,
+                    "output_line": int(worst["source_line"])}
+    # An output counts as compared when any judged metric exists (statistics-only comparisons
+    # such as msprobe summary mode have no cosine, only a scale from the norms).
+    compared = ops[ops["out_cosine"].notna() | ops["out_red"].notna() | ops["out_scale"].notna()
+                   | ops["out_nonfinite"]]
+    if not len(compared):
+        return {"output_source": "none", "output_known": False, "output_deviates": False}
+    last = compared.iloc[-1]
+    source = "last_op" if last.name == ops.index[-1] else "last_compared_op"
+    return {"output_source": source, "output_op": last["op"], "op_index": last.name,
+            "output_cosine": last["out_cosine"], "output_red": last["out_red"],
+            "output_deviates": bool(last["out_deviates"]), "output_known": True,
+            "output_line": int(last["source_line"])}
+
+
+def _output_op_name(golden_file: object) -> str:
+    """The op a Node_Output row's golden file was dumped from (``Softmax_111.0.1714993867004658.npy``
+    -> ``Softmax_111``); the cell as written when it is no dump file name; ``Node_Output`` when empty."""
+    if golden_file is None or pd.isna(golden_file) or not str(golden_file).strip():
+        return "Node_Output"
+    text = str(golden_file).strip()
+    parsed = parse_dump_name(text.split(",")[0].strip().rsplit("/", 1)[-1])
+    return parsed.op if parsed is not None else text
+
+
+def network_fact(table: ComparisonTable, rows: pd.DataFrame, ops: pd.DataFrame,
+                  output: dict[str, Any]) -> dict[str, Any]:
+    deviating = ops[ops["out_deviates"]]
+    comparable = rows["comparable"].to_numpy()
+    stored = rows["stored_dtype"].array
+    dtypes = dtype_counts(rows, comparable)
+    fact: dict[str, Any] = {
+        "id": "network", "fact": "network",
+        "rows": len(table.frame), "ops": len(ops),
+        "compared_tensors": int(rows["comparable"].sum()),
+        "deviating_tensors": int(rows["deviates"].sum()),
+        "deviating_ops": len(deviating),
+        "entry_points": int((ops["error_enters"] | ops["hidden_entry"]).sum()),
+        "overflow_ops": int(ops["out_overflow"].sum()),
+        "nonfinite_ops": int(ops["out_nonfinite"].sum()),
+        "input_ops": int(ops["is_input"].sum()),
+        "input_deviates": bool(ops["input_deviates"].any()),
+        "dtype": str(dtypes.index[0]) if len(dtypes) else "unknown",
+        "compute_dtype": compute_dtype(first_seen(stored.codes, stored.categories, comparable)) or "unknown",
+        "has_fp16": bool((stored.categories == "float16").any()),  # the categories are the dtypes present
+        "format": table.format,
+        **output,
+    }
+    if len(deviating):
+        fact["first_deviating_index"] = int(deviating.index[0])
+        fact["first_deviating_op"] = str(deviating["op"].iloc[0])
+    fact["consistent"] = (fact["deviating_ops"] == 0 and fact["overflow_ops"] == 0
+                          and not fact["output_deviates"] and not fact["input_deviates"])
+    return clean_fact(fact)

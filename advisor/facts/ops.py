@@ -1,0 +1,236 @@
+"""Op aggregation: the rows grouped into one row per op (a ``reduceat`` group-by), input ops, tool marks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .catalogs import load_catalog
+from .graph_join import MAX_LISTED
+
+# Op types that feed the network: their outputs (or the first op's inputs) are the network input.
+INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
+
+
+# What an op's input tensors (``in_*``) and its other tensors (``out_*``) are summarised into:
+# column -> (the ``rows`` column, how that side's rows combine, the value when it has none).
+SIDE_SUMMARY: dict[str, tuple[str, np.ufunc, Any]] = {
+    "cosine": ("cos", np.fmin, np.nan), "red": ("red", np.fmax, np.nan), "scale": ("scale", np.fmax, np.nan),
+    "max_abs_error": ("mae", np.fmax, np.nan), "kl": ("kl", np.fmax, np.nan),
+    "deviates": ("deviates", np.logical_or, False), "overflow": ("overflow", np.logical_or, False),
+    "nonfinite": ("nonfinite", np.logical_or, False),
+}  # fmin/fmax skip NaN like groupby's min/max; then ``rows`` (count) and ``dtype`` (first known)
+OP_TEXT_COLUMNS = {"op": "op_name", "op_type": "op_type", "golden_ops": "golden_ops", "direction": "direction"}
+
+
+class _Groups:
+    """Rows grouped by an integer key, reduced with numpy's ``reduceat`` (a groupby without a
+    DataFrame). When the grouped rows are contiguous and already in key order, as in a comparison
+    that lists each op's inputs, then its outputs, op after op, no column is copied."""
+
+    def __init__(self, key: np.ndarray, member: np.ndarray) -> None:
+        rows = np.flatnonzero(member)
+        ordered = key[rows]
+        in_place = not (ordered[1:] < ordered[:-1]).any()
+        if not in_place:
+            rows = rows[np.argsort(ordered, kind="stable")]  # stable: row order within a group
+            ordered = key[rows]
+        contiguous = in_place and len(rows) > 0 and rows[-1] - rows[0] + 1 == len(rows)
+        self._size = len(member)
+        self._take = slice(rows[0], rows[-1] + 1) if contiguous else rows
+        self.starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(rows) \
+            else np.zeros(0, dtype=np.int64)
+        self.keys = ordered[self.starts]
+        self.sizes = np.diff(np.append(self.starts, len(rows)))
+
+    def reduce(self, ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+        if not len(self.starts):
+            return np.zeros(0, dtype=values.dtype)
+        return ufunc.reduceat(values[self._take], self.starts)
+
+    def first(self, present: np.ndarray) -> np.ndarray:
+        """Per group, the first row position where ``present`` (groupby's ``first`` skips NA), as
+        float; NaN when there is none."""
+        if not hasattr(self, "_positions"):
+            self._positions = np.arange(self._size)
+        at = self.reduce(np.minimum, np.where(present, self._positions, self._size))
+        return np.where(at < self._size, at, np.nan)
+
+
+def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per op in op-index order: its name, type, golden ops, first line and tensor count,
+    then its input tensors (``in_*``) and its other tensors (``out_*``) summarised.
+
+    One pass per column over rows grouped by (op, side); a text column is read only at the one
+    row per op that holds its first value, never grouped or copied."""
+    op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
+    op_code, op_labels = pd.factorize(rows["op_index"].where(op_rows), sort=True)
+    groups = _Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
+    n_ops = len(op_labels)
+    side_groups = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
+    side_ops = [groups.keys[g] // 2 for g in side_groups]
+
+    def per_op(values: np.ndarray, side: int, fill: Any) -> np.ndarray:
+        """One value per group -> per op for one side, ``fill`` for ops without that side."""
+        out = np.full(n_ops, fill, dtype=np.result_type(values.dtype, np.asarray(fill).dtype))
+        out[side_ops[side]] = values[side_groups[side]]
+        return out
+
+    def both(values: np.ndarray) -> np.ndarray:
+        """One value per group -> per op, the smaller of its two sides' (NaN: none)."""
+        return np.fmin(per_op(values, 0, np.nan), per_op(values, 1, np.nan))
+
+    ops = pd.DataFrame(index=pd.Index(op_labels, name="op_index"))
+    for name, column in OP_TEXT_COLUMNS.items():
+        ops[name] = _take(frame[column].array, both(groups.first(frame[column].notna().to_numpy())))
+    ops["source_line"] = both(groups.reduce(np.minimum, rows["line"].to_numpy())).astype("int64")
+    ops["tensors"] = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
+    stored = rows["stored_dtype"].array
+    first_dtype = groups.first(stored.codes >= 0)
+    dtype_code = np.where(np.isnan(first_dtype), np.nan, stored.codes[np.nan_to_num(first_dtype).astype(np.int64)])
+    summaries = {name: groups.reduce(ufunc, rows[column].to_numpy())
+                 for name, (column, ufunc, _) in SIDE_SUMMARY.items()}
+    for side, prefix in enumerate(("in", "out")):
+        for name, (_, _, fill) in SIDE_SUMMARY.items():
+            ops[f"{prefix}_{name}"] = per_op(summaries[name], side, fill)
+        ops[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
+        ops[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
+    ops["dtype"] = ops["out_dtype"].fillna(ops["in_dtype"])
+    ops["position"] = np.arange(len(ops), dtype="int64")
+    return ops
+
+
+# msquickcmp's own marks on each row (advisor/ingest/table.py): per op, whether any row carries one.
+TOOL_FLAGS = ("tool_precision_error", "tool_output_node")
+
+
+def mark_tool_flags(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
+    """``tool_precision_error`` / ``tool_output_node`` per op: True when msquickcmp marked any of its
+    rows, False when it marked none, NA when the comparison has no such marks."""
+    position = None
+    for column in TOOL_FLAGS:
+        flags = frame[column]
+        known = flags.notna().to_numpy(dtype=bool)
+        if not known.any() or not len(ops):  # the usual case: no marks, nothing per row is allocated
+            ops[column] = pd.arrays.BooleanArray(np.zeros(len(ops), dtype=bool), np.ones(len(ops), dtype=bool))
+            continue
+        if position is None:
+            op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
+            position = np.searchsorted(ops.index.to_numpy(),
+                                       frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)[op_rows])
+        marked = np.bincount(position, weights=flags.fillna(False).to_numpy(dtype=bool)[op_rows],
+                             minlength=len(ops)) > 0
+        seen = np.bincount(position, weights=known[op_rows], minlength=len(ops)) > 0
+        ops[column] = pd.arrays.BooleanArray(marked, ~seen)
+
+
+def tool_flag_fields(ops: pd.DataFrame) -> dict[str, Any]:
+    """The network's view of msquickcmp's marks: absent when the comparison has none."""
+    fields: dict[str, Any] = {}
+    error = ops["tool_precision_error"]
+    if error.notna().any():
+        marked = ops[error.fillna(False).to_numpy(dtype=bool)]
+        fields["tool_precision_error_ops"] = len(marked)
+        if len(marked):
+            fields["tool_first_precision_error_op"] = str(marked["op"].iloc[0])
+            fields["tool_first_precision_error_index"] = int(marked.index[0])
+    output = ops["tool_output_node"]
+    if output.notna().any():
+        names = ops.loc[output.fillna(False).to_numpy(dtype=bool), "op"].astype(str)
+        fields["tool_output_ops"] = ",".join(names.head(MAX_LISTED))
+    return fields
+
+
+def _take(values: pd.api.extensions.ExtensionArray, at: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """``values`` at positions ``at`` (floats, NaN for none: NA), keeping the dtype."""
+    return values.take(np.where(np.isnan(at), -1, at).astype(np.int64), allow_fill=True)
+
+
+def mark_inputs(ops: pd.DataFrame, input_nodes: tuple[str, ...], warnings: list[str]) -> None:
+    """Input ops: named by the user, else Data-like op types, else the first op in execution order."""
+    if input_nodes:
+        names = set(input_nodes)
+        golden = ops["golden_ops"].fillna("")
+        # Only a cell that contains a name can list it: split those few cells, not every op's.
+        maybe = _cells_containing(golden, names)
+        listed = golden.iloc[maybe].str.split(",").map(lambda gs: not names.isdisjoint(gs)).to_numpy(dtype=bool)
+        in_golden = np.zeros(len(ops), dtype=bool)
+        in_golden[maybe[listed]] = True
+        is_input = ops["op"].isin(names) | in_golden
+        found = set(ops.loc[is_input, "op"]) | {g for gs in golden[is_input].str.split(",") for g in gs}
+        missing = sorted(names - found)
+        if missing:
+            warnings.append(f"--input-nodes not found in the comparison: {', '.join(missing)}")
+        ops["input_source"] = "user"
+    else:
+        is_input = lower_isin(ops["op_type"], INPUT_OP_TYPES)
+        ops["input_source"] = "op_type"
+        if not is_input.any() and len(ops):
+            is_input = ops["position"] == 0
+            ops["input_source"] = "first_op"
+    ops["is_input"] = is_input.to_numpy(dtype=bool)
+    is_data = lower_isin(ops["op_type"], INPUT_OP_TYPES)
+    # A Data op has no inputs of its own: its output *is* the network input. So is the output of any op
+    # the user names as an input, whatever its type (what the user feeds in is what it produces; the
+    # vendor's advisor reads a named input node's own rows the same way).
+    own_output = is_data | (ops["input_source"] == "user")
+    ops["input_deviates"] = ops["is_input"] & (ops["in_deviates"] | (own_output & ops["out_deviates"]))
+    if input_nodes:
+        named = ops[ops["is_input"]]
+        unjudged = named[named[["in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale"]].isna().all(
+            axis=1) & ~named["in_deviates"] & ~named["out_deviates"]]
+        if len(unjudged):
+            warnings.append("--input-nodes found but never judged (no metric on their tensors): "
+                            + ", ".join(str(op) for op in unjudged["op"].head(MAX_LISTED)))
+
+
+def _cells_containing(cells: pd.Series, words: set[str]) -> np.ndarray:
+    """Positions of the ``cells`` (text, no NA) that contain one of ``words`` anywhere: a superset
+    of the cells that list one as a comma-separated item, found by searching the joined text
+    rather than splitting every cell. All positions when a word is empty or too common to help."""
+    texts = cells.tolist()
+    everything = np.arange(len(texts))
+    blob = "\n".join(texts)
+    hits: list[int] = []
+    for word in words:
+        at = blob.find(word) if word else 0
+        while at >= 0:
+            if not word or len(hits) >= len(texts):
+                return everything
+            hits.append(at)
+            at = blob.find(word, at + 1)
+    spans = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1  # each cell and its "\n"
+    starts = np.cumsum(spans) - spans
+    return np.unique(np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1)
+
+
+def lower_isin(values: pd.Series, names: Any) -> pd.Series:
+    """``values.fillna("").str.lower().isin(names)``, lower-casing each distinct value once."""
+    codes, distinct = pd.factorize(values)  # code -1: NA, which counts as ""
+    hits = np.append(pd.Series(distinct, dtype=object).str.lower().isin(names).to_numpy(dtype=bool), "" in names)
+    return pd.Series(hits[codes], index=values.index, name=values.name)
+
+
+def mark_inserted_normalization(ops: pd.DataFrame) -> None:
+    """``inserted_norm_op`` / ``inserted_norm_type`` on a network input: the op that exists only on
+    the target (no golden ops) among those right after the input, before the next op with golden
+    data, whose type normalises an input (knowledge/ops/input_normalizing.yaml: the BatchNorm
+    MagicMind's insert_bn_before_firstnode adds, an ATC AIPP)."""
+    ops["inserted_norm_op"] = pd.Series(pd.NA, index=ops.index, dtype="string")
+    ops["inserted_norm_type"] = pd.Series(pd.NA, index=ops.index, dtype="string")
+    inputs = np.flatnonzero(ops["is_input"].to_numpy(dtype=bool))
+    if not len(inputs):
+        return
+    normalizing = set(load_catalog("input_normalizing"))
+    npu_only = ops["golden_ops"].isna().to_numpy()
+    types = ops["op_type"].astype(object).to_numpy()
+    for position in inputs:          # a handful of inputs, each followed by a few inserted ops
+        after = position + 1
+        while after < len(ops) and npu_only[after]:
+            if str(types[after]).lower() in normalizing:
+                ops.iloc[position, ops.columns.get_loc("inserted_norm_op")] = str(ops["op"].iloc[after])
+                ops.iloc[position, ops.columns.get_loc("inserted_norm_type")] = str(types[after])
+                break
+            after += 1

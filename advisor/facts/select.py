@@ -1,0 +1,98 @@
+"""Op-fact selection: which ops become ``op`` facts for the rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .clean import clean_fact
+from .fp16 import keep_fp32_names
+from .ops import TOOL_FLAGS
+from .training import TRAINING_OP_FIELDS, decorate_op_fact
+
+# Op facts handed to the rules at most (--max-op-facts). The selection below keeps what a verdict
+# needs first, so the cap only thins out the long tail; it is set from measurement (docs/how-it-judges.md).
+DEFAULT_MAX_OP_FACTS = 2000
+
+
+OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position", "source_line", "tensors",
+                  "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
+                  "out_kl",
+                  "is_input", "is_output", "input_source", "inputs_known", "inputs_from", "inputs_agree",
+                  "out_deviates",
+                  "error_enters", "hidden_entry", "local_drop", "out_overflow", "inputs_overflow",
+                  "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive",
+                  "previous_entry_index", "next_entry_index", "clean_streak", "recovered_cosine",
+                  "downstream_deviating", "inserted_norm_op", "inserted_norm_type",
+                  *TOOL_FLAGS)
+
+
+GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused", "narrowing_cast", "cast_from",
+                        "cast_to", "before_first_entry")
+
+
+def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: list[str],
+                    graph: bool = False, keep_span: int = 32) -> list[dict]:
+    """The op facts, chosen by what a verdict needs, never by position alone.
+
+    Notable ops: where error enters (or shows first on an op's inputs), where an overflow starts, the
+    network inputs and output, mismatched parameters/arguments/checksums, casts before the first
+    entry (``--graph``), msquickcmp's first mark. When there are more than ``limit``, they are ranked:
+    1. always kept, whatever the limit: the inputs, the output, the first and the last entry (the
+       last entry is never followed by another, so no rule can call it absorbed: a deviating output
+       always has an op to blame), the first overflow onset;
+    2. the other primary ops (overflow onsets, mismatches, casts);
+    3. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
+       the candidates for a problem node; ties by position.
+    What is left out is counted on the network fact (``op_facts_left_out``) and in a warning."""
+    primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
+    if graph:
+        primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
+    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
+    entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
+    notable = primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
+    fields = list(OP_FACT_FIELDS) + list(TRAINING_OP_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
+    network["notable_ops"] = int(notable.sum())
+    chosen = ops[notable]
+    if len(chosen) > limit:
+        must = ops["is_input"].to_numpy(dtype=bool) | ops["is_output"].to_numpy(dtype=bool)
+        must |= _first(entries) | _first(entries[::-1])[::-1] | _first(ops["overflow_enters"].to_numpy(dtype=bool))
+        recovered = ops["recovered_cosine"].to_numpy(dtype=float)
+        rank = pd.DataFrame({"tier": np.where(must, 0, np.where(primary.to_numpy(dtype=bool), 1, 2)),
+                             "recovered": np.where(np.isnan(recovered), -np.inf, recovered),
+                             "position": ops["position"].to_numpy()}, index=ops.index)[notable]
+        keep = rank.sort_values(["tier", "recovered", "position"], kind="stable")
+        keep = keep[(keep["tier"] == 0) | (np.arange(len(keep)) < limit)]
+        chosen = ops.loc[keep.sort_values("position").index]
+        left_out = int(notable.sum()) - len(chosen)
+        warnings.append(f"{int(notable.sum())} notable ops; rules saw {len(chosen)} of them (the inputs, the output, "
+                        f"the first and last entry and overflow onsets first, then the entries least recovered "
+                        f"from); {left_out} left out: raise --max-op-facts to see all")
+        network["op_facts_left_out"] = left_out
+    else:
+        network["op_facts_left_out"] = 0
+    network["op_facts"] = len(chosen)
+    facts = []
+    for index, op in zip(chosen.index, chosen[fields].to_dict("records"), strict=True):
+        fact = {"id": f"op:{index}", "fact": "op", "index": int(index), **op}
+        if op["overflow_enters"]:
+            fact["keep_fp32"] = ",".join(keep_fp32_names(ops, int(op["position"]), keep_span))
+        fact["output_deviates"] = network["output_deviates"]
+        decorate_op_fact(fact, network)
+        facts.append(clean_fact(fact))
+    return facts
+
+
+def _first(mask: np.ndarray) -> np.ndarray:
+    """Only the first True of ``mask``."""
+    first = np.zeros(len(mask), dtype=bool)
+    if mask.any():
+        first[int(np.argmax(mask))] = True
+    return first
+
+
+def _first_marked(ops: pd.DataFrame) -> np.ndarray:
+    """The first op msquickcmp marks IsPrecisionError: its own verdict, for rules to weigh."""
+    return _first(ops["tool_precision_error"].fillna(False).to_numpy(dtype=bool))
