@@ -223,7 +223,7 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     dumps = GoldenInputs(*options.dumps, table) if options.dumps else None   # scanned once for both uses
     if options.dumps:
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
-                              dumps=dumps)
+                              dumps=dumps, thresholds=thresholds)
     if settings is not None:
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"

@@ -23,8 +23,8 @@ ADVISOR = REPO / "advisor"
 # Shared low-level modules at the bottom; readers; what turns input into facts and evidence; the rule
 # engine and what it concludes; the report; the commands.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("base", frozenset({"__init__", "errors", "text", "dtypes", "nesting", "inputfiles", "yamlfile", "resources", "cjk",
-                        "templating", "progress", "filekind"})),
+    ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "inputfiles", "yamlfile",
+                        "resources", "cjk", "templating", "progress", "filekind"})),
     ("readers", frozenset({"ingest", "graph", "tensors", "compare"})),
     ("facts", frozenset({"facts", "evidence"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config"})),

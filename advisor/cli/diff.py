@@ -11,9 +11,8 @@ from ..inspect.common import fmt, load_array, paint, render_table, resolve_tenso
 from ..inspect.diff import DiffReport, diff_tensors
 from . import command_help
 
-PROBE_KEYS = ("layout_match", "layout_fit", "layout_confidence", "channel_order", "channel_confidence",
-              "norm_relation", "norm_fit", "norm_confidence", "scale_factor", "norm_known", "geometry_label",
-              "skipped")
+PROBE_KEYS = ("layout_match", "layout_fit", "layout_margin", "channel_order", "channel_margin",
+              "norm_relation", "norm_fit", "scale_factor", "norm_known", "geometry_label", "skipped")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

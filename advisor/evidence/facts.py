@@ -21,22 +21,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..catalogs import load_catalog
 from ..facts.builder import clean_fact
+from ..facts.thresholds import Thresholds
 from ..ingest.build_config import read_build_config
 from ..ingest.table import ComparisonTable
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, DumpFolder, scan_folder
 from ..tensors.lineage import fingerprint, load_dump
-from ..tensors.pairing import INPUT_OP_TYPES, plan_rows
+from ..tensors.pairing import plan_rows
 from .config import config_fact, config_facts
-from .probes import KNOWN_TOLERANCE, normalization_fits, probe_pair
+from .probes import ProbeKnobs, normalization_fits, probe_pair
 
 __all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config"]
 
 
 def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, network: dict,
                    build_config: dict | None, *, ops: Sequence[str] = (),
-                   input_nodes: Sequence[str] = (), dumps: GoldenInputs | None = None) -> list[dict]:
+                   input_nodes: Sequence[str] = (), dumps: GoldenInputs | None = None,
+                   thresholds: Thresholds | None = None) -> list[dict]:
     """One ``evidence`` fact per probed tensor.
 
     - ``golden_dir`` / ``target_dir``: the dump folders the comparison was made from (any naming
@@ -49,7 +52,9 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
       ops when the user named them (default: Data-like ops, else the first op's inputs).
     - ``dumps``: the same folders as a :class:`GoldenInputs` another consumer uses too, so they are
       scanned, and the comparison's pairing planned, once.
+    - ``thresholds``: their ``probes`` knobs steer the probes (knowledge/thresholds.yaml's when None).
     """
+    knobs = ProbeKnobs.from_thresholds(thresholds)
     dumps = dumps or GoldenInputs(golden_dir, target_dir, table)
     config = _config(build_config)
     rows = _probed_rows(table.frame, ops, input_nodes)
@@ -62,12 +67,12 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
             fact.update(probed=False, skipped=why)
         else:
             target, golden = load_dump(target_file.path), load_dump(golden_file.path)
-            fact.update(probe_pair(target, golden).fields())
+            fact.update(probe_pair(target, golden, knobs).fields())
             fact["golden_tensor"] = golden_file.path.name
             constants = folded.get(row["_input_position"]) if fact["is_input"] else None
             if constants is not None and fact.get("probed"):
                 fact.update(_folded_fits(target, golden, *constants))
-        fact.update(_config_crosscheck(fact, config))
+        fact.update(_config_crosscheck(fact, config, knobs.known_tolerance))
         facts.append(clean_fact(fact))
     return facts
 
@@ -82,7 +87,7 @@ def _probed_rows(frame: pd.DataFrame, ops: Sequence[str], input_nodes: Sequence[
     """The rows of the tensors to probe: each network input once, then the named ops' inputs."""
     body = frame[~frame["is_network_output"].fillna(False).astype(bool)]
     op_type = body["op_type"].fillna("").str.lower()
-    is_data = op_type.isin(INPUT_OP_TYPES)
+    is_data = op_type.isin(set(load_catalog("network_input")))
     if input_nodes:
         chosen = body["op_name"].isin(input_nodes)
         wanted = chosen & ((is_data & (body["io"] == "output")) | (~is_data & (body["io"] == "input")))
@@ -200,7 +205,7 @@ def _planned_goldens(golden: DumpFolder, target: DumpFolder) -> dict[tuple[str, 
             if row.target is not None and row.labels.npu_op != "Node_Output"}
 
 
-def _config_crosscheck(fact: dict[str, Any], config: dict[str, Any] | None) -> dict[str, Any]:
+def _config_crosscheck(fact: dict[str, Any], config: dict[str, Any] | None, tolerance: float) -> dict[str, Any]:
     """``cfg_*``: what the build config says about this input, next to what the probes found."""
     if config is None or not fact.get("is_input"):
         return {"cfg_known": False, "cfg_normalization_in_model": False, "cfg_channel_swap": False,
@@ -216,14 +221,15 @@ def _config_crosscheck(fact: dict[str, Any], config: dict[str, Any] | None) -> d
     implied = (fact.get("norm_mean"), fact.get("norm_std"))
     folded = (config.get("norm_mean"), config.get("norm_std"))
     if all(isinstance(v, str) for v in (*implied, *folded)):
-        out["cfg_norm_matches"] = _same_numbers(implied[0], folded[0]) and _same_numbers(implied[1], folded[1])
+        out["cfg_norm_matches"] = (_same_numbers(implied[0], folded[0], tolerance)
+                                   and _same_numbers(implied[1], folded[1], tolerance))
     return out
 
 
-def _same_numbers(a: str, b: str) -> bool:
+def _same_numbers(a: str, b: str, tolerance: float) -> bool:
     """Per-channel constants agree within the known-constants tolerance (one number broadcasts)."""
     x = np.array([float(v) for v in a.split(",")])
     y = np.array([float(v) for v in b.split(",")])
     if x.size != y.size and 1 not in (x.size, y.size):
         return False
-    return bool(np.allclose(x, y, rtol=KNOWN_TOLERANCE, atol=1e-6))
+    return bool(np.allclose(x, y, rtol=tolerance, atol=1e-6))

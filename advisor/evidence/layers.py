@@ -1,7 +1,7 @@
 """``layer`` facts: one per quantised layer, with the evidence the quantisation rules judge.
 
-For every layer the build quantises (the layers its config names, else every Conv/MatMul/Gemm of
-an int8 build) a fact holds:
+For every layer the build quantises (the layers its config names, else every op of a type in
+knowledge/ops/int8_quantisable.yaml) a fact holds:
 
 - what the comparison observed: the layer's output error and its *own* share of it (output error
   minus the error its inputs already carried: a layer is ranked by what it adds, not by what it
@@ -10,60 +10,36 @@ an int8 build) a fact holds:
   per-output-channel ranges and their spread, asymmetry, outliers;
 - activation statistics from the golden dump of its input (``--dumps``): one-sided (after ReLU,
   Softmax...), offset, outliers, saturation of the calibrated range; without dumps, whether the
-  producing op's type makes it one-sided;
-- a simulation: the layer recomputed from its golden input with weights and input quantised the
-  way the config says, and the alternative ways (per-channel weights, asymmetric activations,
-  percentile calibration), each scored by cosine, relative distance and SQNR against the float
-  result. With no golden input the weights alone are compared. ``sim_share`` is how much of the
-  observed own error the configured quantisation reproduces: near 1, quantisation explains it
-  (raise that layer's precision or change the setting); near 0, the target adds error the
-  quantisation does not explain (a backend problem: the vendor's triage).
+  producing op's type makes it one-sided (knowledge/ops/one_sided.yaml);
+- a simulation (:mod:`advisor.evidence.layer_sim`): the layer recomputed from its golden input with
+  weights and input quantised the way the config says, and the alternative ways (per-channel
+  weights, asymmetric activations, percentile calibration), each scored by cosine, relative
+  distance and SQNR against the float result. With no golden input the weights alone are compared.
+  ``sim_share`` is how much of the observed own error the configured quantisation reproduces: the
+  rules read it (near 1, quantisation explains it; near 0, the target adds error the quantisation
+  does not explain: a backend problem) with their own ``min_share`` / ``max_share``.
+
+How many layers and samples are recomputed are the ``quant`` knobs of knowledge/thresholds.yaml.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..catalogs import load_catalog, op_type_of_name
 from ..facts.builder import clean_fact
-from ..facts.catalogs import load_catalog, op_type_of_name
 from ..facts.thresholds import Thresholds
 from ..graph.model import Graph, Node
 from ..graph.weights import channel_axes
-from .quant import (
-    DEFAULT_PERCENTILE,
-    Scheme,
-    activation_stats,
-    calibrated_range,
-    cosine,
-    fake_quantize,
-    relative_distance,
-    scale_error,
-    sqnr_db,
-    weight_quant_stats,
-)
+from .layer_sim import LayerWeight, QuantKnobs, fix_order, scores, simulate
+from .quant import activation_stats, calibrated_range, weight_quant_stats
 from .quant_config import QuantSettings
-
-#: op types (lower case, both the ONNX and the Ascend/Cambricon spelling) an int8 build quantises.
-QUANTISABLE = frozenset({
-    "conv", "conv2d", "conv3d", "convolution", "depthwiseconv2d", "depthwiseconv2dnative", "convtranspose",
-    "conv2dtranspose", "deconvolution", "matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "gemm",
-    "fullyconnected", "innerproduct", "linear",
-})
-#: op types whose output is never negative: symmetric int8 wastes half its codes on it.
-ONE_SIDED = frozenset({"relu", "relu6", "softmax", "softmaxv2", "sigmoid", "hardsigmoid", "abs", "exp",
-                       "sqrt", "softplus", "reducemax"})
-MAX_LAYERS = 32               # layer facts per run: the worst by own error, plus every entry point
-VARIANTS = ("config", "per_channel", "asymmetric", "percentile", "minmax")
-#: The fix offered for a layer: the first alternative in this order that brings it within its
-#: thresholds (else the one with the smallest error) - the least disruptive change first: weights
-#: only, then the zero point, then the calibration.
-PREFERENCE = ("per_channel", "asymmetric", "minmax", "percentile")
 
 
 @dataclass
@@ -84,8 +60,10 @@ def layer_facts(settings: QuantSettings, ops: pd.DataFrame, thresholds: Threshol
     chosen = _quantised_ops(settings, ops)
     if chosen.empty:
         return []
+    knobs = QuantKnobs.from_thresholds(thresholds)
     own = (chosen["out_red"] - chosen["in_red"].fillna(0.0)).clip(lower=0.0)
-    keep = own.fillna(-1.0).nlargest(MAX_LAYERS).index.union(chosen.index[chosen["error_enters"].astype(bool)])
+    keep = own.fillna(-1.0).nlargest(int(knobs.max_layers)).index.union(
+        chosen.index[chosen["error_enters"].astype(bool)])
     weights = _weights(chosen.loc[keep], sources)
     sensitive = load_catalog("int8_sensitive")
     facts = []
@@ -95,8 +73,8 @@ def layer_facts(settings: QuantSettings, ops: pd.DataFrame, thresholds: Threshol
                          thresholds)
         fact.update(_config_fields(settings))
         fact.update(_sensitivity(row, sensitive))
-        fact.update(_evidence(row, settings, sources, weights.get(int(index)), fact))
-        fact.update(_fix(fact, weights.get(int(index)), settings))
+        fact.update(_evidence(row, settings, sources, weights.get(int(index)), fact, knobs))
+        fact.update(_fix(fact, weights.get(int(index)), settings, knobs))
         facts.append(fact)
     _rank(facts)
     return [clean_fact(fact) for fact in facts]
@@ -134,16 +112,10 @@ def _sensitivity(row: pd.Series, catalog: dict[str, str]) -> dict[str, Any]:
     return {"int8_sensitive": False}
 
 
-#: what to change in the build (the generic knobs of advisor.remedy) for each alternative
-SETTING_OF = {"per_channel": "weight_quant_granularity=per_channel",
-              "asymmetric": "activation_quant_algo=asymmetric",
-              "percentile": "activation_calibration=percentile;activation_percentile={percentile:g}",
-              "minmax": "activation_calibration=minmax"}
-
-
-def _fix(fact: dict[str, Any], weight: _Weight | None, settings: QuantSettings) -> dict[str, Any]:
-    """The remedy fields (advisor.remedy reads them from findings): the setting of the best
-    alternative the simulation found, and the layer to keep in float if settings do not suffice."""
+def _fix(fact: dict[str, Any], weight: LayerWeight | None, settings: QuantSettings, knobs: QuantKnobs
+         ) -> dict[str, Any]:
+    """The remedy fields (advisor.remedy reads them from findings): the setting of the alternative
+    offered (knowledge/quant_alternatives.yaml), and the layer to keep in float if settings do not suffice."""
     golden = weight.golden if weight is not None and weight.node is not None else (
         str(fact["golden_ops"]).split(",")[0] if fact.get("golden_ops") else fact["op"])
     out = {"fix_keep": fact["op"], "fix_keep_golden": golden, "fix_keep_types": str(fact["op_type"] or ""),
@@ -151,7 +123,7 @@ def _fix(fact: dict[str, Any], weight: _Weight | None, settings: QuantSettings) 
            else "float32"}
     chosen = fact.get("fix_alternative")
     if chosen and fact.get("fix_gain", 0) > 1:
-        out["fix_settings"] = SETTING_OF[chosen].format(percentile=DEFAULT_PERCENTILE)
+        out["fix_settings"] = fix_order()[chosen].format(percentile=knobs.percentile)
     return out
 
 
@@ -162,7 +134,7 @@ def _quantised_ops(settings: QuantSettings, ops: pd.DataFrame) -> pd.DataFrame:
         listed = set(settings.layers)
         chosen = names.isin(listed) | golden.map(lambda gs: bool(listed.intersection(gs)))
     else:
-        chosen = ops["op_type"].fillna("").str.lower().isin(QUANTISABLE)
+        chosen = ops["op_type"].fillna("").str.lower().isin(set(load_catalog("int8_quantisable")))
     if settings.float_layers:
         kept = set(settings.float_layers)
         chosen &= ~(names.isin(kept) | golden.map(lambda gs: bool(kept.intersection(gs))))
@@ -184,26 +156,12 @@ def _observed(index: int, row: pd.Series, own: float | None, layers: int, thresh
 
 # --- weights -----------------------------------------------------------------------------------
 
-@dataclass
-class _Weight:
-    name: str
-    golden: str                   # the golden node holding it
-    array: np.ndarray
-    axis: int                     # output-channel axis (non-negative)
-    node: Node | None             # the ONNX node (attributes); None for a dumped tensor
-    activation: bool = False      # a dumped second input of a MatMul: an activation, not a weight
-
-
-MATMUL_TYPES = frozenset({"matmul", "matmulv2", "batchmatmul", "batchmatmulv2", "fullyconnected", "linear",
-                          "innerproduct"})
-
-
 def _names(row: pd.Series) -> list[str]:
     """The op's golden names, then its own."""
     return [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
 
 
-def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, _Weight]:
+def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, LayerWeight]:
     """Each chosen layer's weight: a float ONNX initializer (``--graph model.onnx``), else the golden
     dump of its second input (an activation for a MatMul; a weight, compared alone, for others)."""
     graph = sources.graph
@@ -222,16 +180,17 @@ def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, _Weight]:
     for index, (node, name) in found.items():
         array = arrays.get(name)
         if _usable(array):
-            weights[index] = _Weight(name, node.name, array, axes.get(name, 0) % array.ndim, node)
+            weights[index] = LayerWeight(name, node.name, array, axes.get(name, 0) % array.ndim, node)
     if sources.golden_input is not None:
+        matmul_like = load_catalog("matmul_like")
         for index, row in chosen.iterrows():
             if int(index) in weights:
                 continue
             array = sources.golden_input(str(row["op"]), 1)
             if _usable(array):
-                matmul = str(row["op_type"]).lower() in MATMUL_TYPES
-                weights[int(index)] = _Weight(f"{row['op']}:input:1", str(row["op"]), array,
-                                              array.ndim - 1 if matmul else 0, None, activation=matmul)
+                matmul = str(row["op_type"]).lower() in matmul_like
+                weights[int(index)] = LayerWeight(f"{row['op']}:input:1", str(row["op"]), array,
+                                                  array.ndim - 1 if matmul else 0, None, activation=matmul)
     return weights
 
 
@@ -243,21 +202,17 @@ def _usable(array: np.ndarray | None) -> bool:
 
 
 def _golden_node(graph: Graph, row: pd.Series) -> Node | None:
+    quantisable = load_catalog("int8_quantisable")
     for name in _names(row):
-        if name in graph and graph.node(name).op_type.lower() in QUANTISABLE:
+        if name in graph and graph.node(name).op_type.lower() in quantisable:
             return graph.node(name)
     return None
 
 
 # --- evidence ----------------------------------------------------------------------------------
 
-#: golden inputs larger than this many samples are simulated on their first samples (a conv
-#: recomputed six times over a large batch would cost seconds and gigabytes per layer)
-MAX_SIM_SAMPLES = 2
-
-
-def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, weight: _Weight | None,
-              observed: dict[str, Any]) -> dict[str, Any]:
+def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, weight: LayerWeight | None,
+              observed: dict[str, Any], knobs: QuantKnobs) -> dict[str, Any]:
     op = str(row["op"])
     out: dict[str, Any] = {"has_weights": weight is not None}
     x = sources.golden_input(op, 0) if sources.golden_input is not None else None
@@ -268,7 +223,7 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
     producer = _producer_type(sources.graph, weight.node if weight else None, row)
     if producer:
         out["producer_type"] = producer
-        out["one_sided_by_type"] = producer.lower() in ONE_SIDED
+        out["one_sided_by_type"] = producer.lower() in load_catalog("one_sided")
     if weight is not None:
         stats = weight_quant_stats(weight.array, weight.axis)
         out.update(weight=weight.name, w_channels=stats.channels, w_channel_ratio=stats.channel_ratio,
@@ -291,17 +246,18 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
     if out.get("a_nonfinite"):
         out["sim_note"] = f"the golden input holds {out['a_nonfinite']} non-finite values: not recomputed"
         x = None
-    sims, note = _simulate(row, settings, weight, x, act_scheme)
+    sims, note = simulate(row, settings, weight, x, act_scheme, knobs)
     if note:
         out["sim_note"] = note
     if sims:
-        out.update(_scores(sims, observed))
+        out.update(scores(sims, observed, knobs))
     if sources.simulation is not None:
-        out.update(_framework_simulation(row, sources.simulation, observed))
+        out.update(_framework_simulation(row, sources.simulation, observed, knobs))
     return out
 
 
-def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dict[str, Any]) -> dict[str, Any]:
+def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dict[str, Any], knobs: QuantKnobs
+                          ) -> dict[str, Any]:
     """The same layer in the framework's fake-quant simulation (``--simulation``): found by the target
     op's name, else by a golden name, among the simulation comparison's ops."""
     names = _names(row)
@@ -316,7 +272,7 @@ def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dic
     out = {"fw_sim_known": True, "fw_sim_cosine": sim["out_cosine"], "fw_sim_red": sim["out_red"],
            "fw_sim_deviates": bool(sim["out_deviates"])}
     if observed.get("own_red"):
-        out["fw_sim_share"] = min(own / observed["own_red"], 10.0)
+        out["fw_sim_share"] = min(own / observed["own_red"], knobs.share_cap)
     return out
 
 
@@ -328,154 +284,3 @@ def _producer_type(graph: Graph | None, node: Node | None, row: pd.Series) -> st
     if node is None or not node.inputs or node.inputs[0].source not in graph:
         return None
     return graph.node(node.inputs[0].source).op_type
-
-
-Simulated = dict[str, tuple[np.ndarray, np.ndarray, str]]
-
-
-def _simulate(row: pd.Series, settings: QuantSettings, weight: _Weight | None, x: np.ndarray | None,
-              act_scheme: Scheme | None) -> tuple[Simulated, str | None]:
-    """(variant -> (float reference, quantised result, what was compared: output or weights), why the
-    layer was not recomputed from its golden input, if it was not)."""
-    w_cfg = settings.weight_scheme()
-    is_weight = weight is not None and not weight.activation
-    schemes: dict[str, tuple[Scheme | None, Scheme | None]] = {"config": (w_cfg, act_scheme)}
-    # Each alternative changes one setting and keeps the others as configured.
-    if not w_cfg.per_channel and is_weight:
-        schemes["per_channel"] = (Scheme(per_channel=True, symmetric=w_cfg.symmetric), act_scheme)
-    if act_scheme is not None and act_scheme.symmetric:
-        schemes["asymmetric"] = (w_cfg, replace(act_scheme, symmetric=False))
-    if act_scheme is not None and act_scheme.calibration != "percentile":
-        schemes["percentile"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric, calibration="percentile"))
-    if act_scheme is not None and act_scheme.calibration != "minmax":
-        schemes["minmax"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric))
-    compute = _layer_function(row, weight)
-    note = None
-    if x is not None and compute is not None:
-        x = x[:MAX_SIM_SAMPLES] if x.ndim >= 3 and x.shape[0] > MAX_SIM_SAMPLES else x
-        w = weight.array if weight is not None else None
-        try:
-            reference = compute(x, w)
-            results = {}
-            for name, (ws, xs) in schemes.items():
-                xq = fake_quantize(x, xs) if xs is not None else x
-                if w is None or ws is None:
-                    wq = w
-                elif weight.activation:   # a dumped second input of a MatMul, quantised like an activation
-                    wq = fake_quantize(w, settings.activation_scheme(f"{row['op']}:input:1"))
-                else:
-                    wq = fake_quantize(w, ws, weight.axis)
-                results[name] = (reference, compute(xq, wq), "output")
-            return results, None
-        except ValueError as exc:    # the golden input does not fit the weight (layout, flattening)
-            note = (f"golden input {tuple(x.shape)} does not fit "
-                    f"{'weight ' + str(tuple(w.shape)) if w is not None else 'the op'} ({exc}): weights compared alone")
-    elif x is not None and act_scheme is not None:
-        note = f"no numpy recomputation of {row['op_type']}{'' if is_weight else ' without its weight'}"
-    results = {}
-    if is_weight:   # no usable golden input: what quantisation does to the weights themselves
-        for name, (ws, _) in schemes.items():
-            if name in ("config", "per_channel") and ws is not None:
-                results[name] = (weight.array, fake_quantize(weight.array, ws, weight.axis), "weights")
-    return results, note
-
-
-def _scores(sims: Simulated, observed: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    within: dict[str, bool] = {}
-    for name, (reference, approx, level) in sims.items():
-        out["sim_level"] = level
-        out[f"sim_cos_{name}"] = cosine(reference, approx)
-        out[f"sim_red_{name}"] = relative_distance(reference, approx)
-        out[f"sim_sqnr_{name}"] = min(sqnr_db(reference, approx), 300.0)
-        scale = scale_error(reference, approx)
-        # judged like the comparison judges the op: cosine, distance and scale against its dtype's limits
-        within[name] = bool(out[f"sim_cos_{name}"] >= observed["cosine_threshold"]
-                            and out[f"sim_red_{name}"] <= observed["red_threshold"]
-                            and scale <= observed["scale_threshold"])
-    base = out["sim_red_config"]
-    out["sim_config_deviates"] = not within["config"]
-    alternatives = [n for n in VARIANTS[1:] if f"sim_red_{n}" in out]
-    for name in alternatives:
-        out[f"{name}_gain"] = base / max(out[f"sim_red_{name}"], 1e-12)
-        out[f"{name}_passes"] = within[name]
-    out["any_alternative_passes"] = any(out[f"{name}_passes"] for name in alternatives)
-    if alternatives:
-        best = min(alternatives, key=lambda n: out[f"sim_red_{n}"])
-        out.update(best_alternative=best, best_alternative_cos=out[f"sim_cos_{best}"], best_gain=out[f"{best}_gain"])
-        chosen = next((n for n in PREFERENCE if n in alternatives and out[f"{n}_passes"]), best)
-        out.update(fix_alternative=chosen, fix_cos=out[f"sim_cos_{chosen}"], fix_gain=out[f"{chosen}_gain"])
-    own = observed.get("own_red")
-    if out["sim_level"] == "output" and own:
-        out["sim_share"] = min(base / own, 10.0)
-    return out
-
-
-# --- the layer's own computation ---------------------------------------------------------------
-
-def _layer_function(row: pd.Series, weight: _Weight | None) -> Callable[[np.ndarray, np.ndarray | None],
-                                                                         np.ndarray] | None:
-    """The float computation of the layer from its input 0 and weight (bias left out: it adds the
-    same to both results and no quantisation error); None when it cannot be recomputed."""
-    op_type = (weight.node.op_type if weight is not None and weight.node is not None else str(row["op_type"])).lower()
-    attrs = dict(weight.node.attributes) if weight is not None and weight.node is not None else {}
-    unary = UNARY.get(op_type)
-    if unary is not None:
-        return lambda x, _: unary(x.astype(np.float64))
-    if weight is None or (weight.node is None and not weight.activation):
-        return None   # a weighted layer without its weight, or a dumped weight without its attributes
-    if op_type in MATMUL_TYPES:
-        return lambda x, w: np.matmul(x.astype(np.float64), w.astype(np.float64))
-    if op_type == "gemm":
-        def gemm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-            if x.ndim != 2:
-                raise ValueError(f"Gemm needs a 2-D input, not {x.ndim}-D")
-            a = x.astype(np.float64).T if attrs.get("transA") else x.astype(np.float64)
-            b = w.astype(np.float64).T if attrs.get("transB") else w.astype(np.float64)
-            return float(attrs.get("alpha", 1.0)) * (a @ b)
-        return gemm
-    if op_type in ("conv", "conv2d", "convolution") and weight.array.ndim == 4:
-        return lambda x, w: conv2d(x, w, attrs)
-    return None
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    shifted = np.exp(x - x.max(axis=-1, keepdims=True))
-    return shifted / shifted.sum(axis=-1, keepdims=True)
-
-
-#: int8-sensitive ops of one input the simulation can recompute (over the last axis for Softmax,
-#: the axis every exporter of attention uses)
-UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "softmax": _softmax, "softmaxv2": _softmax, "exp": np.exp, "tanh": np.tanh,
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-}
-
-
-def conv2d(x: np.ndarray, w: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
-    """ONNX Conv (NCHW, 2-D, groups, strides, pads, dilations) in numpy."""
-    x = x.astype(np.float64)
-    w = w.astype(np.float64)
-    if x.ndim == 3:
-        x = x[None]
-    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
-        raise ValueError(f"auto_pad {attrs['auto_pad']} is not recomputed")
-    if x.ndim != 4 or x.shape[1] != w.shape[1] * int(attrs.get("group", 1)):
-        raise ValueError(f"a Conv of weight {tuple(w.shape)} and group {attrs.get('group', 1)} needs NCHW input "
-                         f"with {w.shape[1] * int(attrs.get('group', 1))} channels")
-    strides = tuple(attrs.get("strides", (1, 1)))
-    dilations = tuple(attrs.get("dilations", (1, 1)))
-    pads = tuple(attrs.get("pads", (0, 0, 0, 0)))
-    group = int(attrs.get("group", 1))
-    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    out_c, in_per_group, kh, kw = w.shape
-    span_h, span_w = (kh - 1) * dilations[0] + 1, (kw - 1) * dilations[1] + 1
-    windows = np.lib.stride_tricks.sliding_window_view(x, (span_h, span_w), axis=(2, 3))
-    windows = windows[:, :, ::strides[0], ::strides[1], ::dilations[0], ::dilations[1]]
-    outs = []
-    per_group_out = out_c // group
-    for g in range(group):
-        xs = windows[:, g * in_per_group:(g + 1) * in_per_group]
-        ws = w[g * per_group_out:(g + 1) * per_group_out]
-        outs.append(np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True))
-    return np.concatenate(outs, axis=1)

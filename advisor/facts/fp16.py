@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .catalogs import load_catalog, op_type_of_name
+from ..catalogs import load_catalog, op_type_of_name
 from .ops import lower_isin
 
 

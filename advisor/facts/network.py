@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..compare.dump_names import parse_dump_name
 from ..ingest.table import ComparisonTable
+from ..tensors.dump_names import parse_dump_name
 from .clean import clean_fact
 from .graph_join import MAX_LISTED, GraphJoin
 from .propagation import compared_outputs

@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .catalogs import load_catalog
+from ..catalogs import load_catalog
 from .graph_join import MAX_LISTED
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
-INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
+# Op types that stand for a network input (knowledge/ops/network_input.yaml).
+INPUT_OP_TYPES = frozenset(load_catalog("network_input"))
 
 
 # What an op's input tensors (``in_*``) and its other tensors (``out_*``) are summarised into:

@@ -221,7 +221,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
                                  "has the other layout's shape but the golden buffer unchanged) or none"),
         "layout_fit": (NUMBER, "correlation of the target with the golden tensor reinterpreted that way"),
         "layout_cosine": (NUMBER, "cosine of the target with the golden tensor reinterpreted that way"),
-        "layout_confidence": (NUMBER, "confidence that the layout reinterpretation explains the target (0..1)"),
+        "layout_identity_fit": (NUMBER, "correlation of the target with the golden tensor as it is"),
+        "layout_margin": (NUMBER, "layout_fit - layout_identity_fit (buffer_not_transposed: the fit as it is minus "
+                                  "the best reinterpretation's): how much better the hypothesis explains the target"),
         "channel_order": (STRING, "best channel permutation: target channel i holds golden channel order[i] "
                                   "('2,1,0' = reversed)"),
         "channel_swapped": (BOOL, "the best permutation is not the identity"),
@@ -229,7 +231,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "channel_fit": (NUMBER, "mean per-channel correlation under the best permutation"),
         "channel_identity_fit": (NUMBER, "mean per-channel correlation as the channels are"),
         "channel_cosine": (NUMBER, "cosine with the golden tensor after reordering the target's channels"),
-        "channel_confidence": (NUMBER, "confidence that a channel permutation explains the target (0..1)"),
+        "channel_margin": (NUMBER, "channel_fit - channel_identity_fit (0 when the best permutation is the identity)"),
         "norm_relation": (STRING, "per-channel affine map target = a*golden + b read as: identity, scale, "
                                   "extra_normalization, missing_normalization, affine or none"),
         "norm_fit": (NUMBER, "R^2 of the affine fit (worst channel)"),
@@ -237,7 +239,6 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "norm_scale": (NUMBER, "fitted scale a (mean over channels)"),
         "norm_offset": (NUMBER, "fitted offset b (mean over channels)"),
         "norm_shared": (BOOL, "one scale and offset fit every channel"),
-        "norm_confidence": (NUMBER, "confidence that the affine relation explains the target (0..1)"),
         "norm_applied_to": (STRING, "target or golden: the side that got the additional (x - mean) / std"),
         "norm_mean": (STRING, "the implied mean of that (x - mean) / std, per channel"),
         "norm_std": (STRING, "the implied std of that (x - mean) / std, per channel"),
@@ -253,13 +254,13 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "geometry_shift_y": (NUMBER, "vertical shift in pixels"),
         "geometry_shift_x": (NUMBER, "horizontal shift in pixels"),
         "geometry_scale": (NUMBER, "zoom factor (> 1: the target shows a tighter crop)"),
-        "geometry_confidence": (NUMBER, "confidence that the geometry explains the target (0..1)"),
+        "geometry_margin": (NUMBER, "geometry_fit - geometry_identity_fit (absent when the shapes differ)"),
         "samples": (NUMBER, "samples of the batch surveyed one by one"),
         "samples_identical": (NUMBER, "samples equal to their golden sample"),
         "samples_explained": (NUMBER, "samples one augmentation (flip, shift, crop, brightness) explains"),
         "sample_transforms": (STRING, "per sample, what explains it (identity,hflip,shift(1,-2),...)"),
         "transforms_vary": (BOOL, "the samples were not all transformed alike"),
-        "random_confidence": (NUMBER, "confidence that random per-sample augmentation explains the batch (0..1)"),
+        "samples_explained_share": (NUMBER, "share of the surveyed samples untouched or explained by one augmentation"),
         "cfg_known": (BOOL, "a build config was given (and the tensor is a network input)"),
         "cfg_tool": (STRING, "the build tool: atc, magicmind, unknown"),
         "cfg_normalization_in_model": (BOOL, "the build folds the input normalisation into the model"),
@@ -335,12 +336,13 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "sim_level": (STRING, "output (layer recomputed from its golden input) or weights (weights alone)"),
         "sim_config_deviates": (BOOL, "the simulated layer under the build's settings is outside the thresholds "
                                       "(cosine, distance or scale)"),
-        "sim_share": (NUMBER, "simulated error under the build's settings / observed own error (capped at 10)"),
+        "sim_share": (NUMBER, "simulated error under the build's settings / observed own error (capped at the "
+                              "quant.share_cap knob, 10)"),
         "best_alternative": (STRING, "the alternative setting with the smallest simulated error"),
         "best_alternative_cos": (NUMBER, "its simulated cosine"),
         "best_gain": (NUMBER, "simulated error as configured / with the best alternative"),
-        "fix_alternative": (STRING, "the fix offered: the first alternative (per_channel, asymmetric, minmax, "
-                                    "percentile) that brings the layer within its thresholds, else the best"),
+        "fix_alternative": (STRING, "the fix offered: the first alternative in knowledge/quant_alternatives.yaml's "
+                                    "order that brings the layer within its thresholds, else the best"),
         "fix_cos": (NUMBER, "the simulated cosine with that fix"),
         "fix_gain": (NUMBER, "simulated error as configured / with that fix"),
         "any_alternative_passes": (BOOL, "some alternative setting brings the simulated layer within the thresholds"),
@@ -360,7 +362,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
                                 ("percentile", "with the activation range at the 99.99th percentile"),
                                 ("minmax", "with the activation range at min/max"))
            for metric, label in (("cos", "simulated cosine"), ("red", "simulated relative distance"),
-                                 ("sqnr", "simulated SQNR in dB"))},
+                                 ("sqnr", "simulated SQNR in dB"),
+                                 ("scale", "simulated scale error |rms ratio - 1|"))},
         **{f"{variant}_gain": (NUMBER, f"simulated error as configured / with {variant}")
            for variant in ("per_channel", "asymmetric", "percentile", "minmax")},
         **{f"{variant}_passes": (BOOL, f"with {variant} the simulated layer is within the thresholds")

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalogs import load_catalog
 from .dtypes import ge_dtype_name
 from .dump_names import DumpName
 from .fusion import FusionMap, fuse_by_names
 from .inventory import DumpFile, DumpFolder
 from .lineage import TensorPrint
 
-INPUT_OP_TYPES = frozenset({"data", "placeholder", "aippdata", "refdata", "input"})
+# Op types that stand for a network input (knowledge/ops/network_input.yaml).
+INPUT_OP_TYPES = frozenset(load_catalog("network_input"))
 
 
 @dataclass(frozen=True)

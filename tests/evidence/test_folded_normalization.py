@@ -51,6 +51,6 @@ def test_exact_fit_is_not_a_fitted_r2():
 
 def test_an_untransposed_buffer_in_the_other_layouts_shape(photo):
     match = layout_reinterpretation(np.ascontiguousarray(photo).reshape(1, 96, 96, 3), photo)
-    assert match.hypothesis == "buffer_not_transposed" and match.confidence == 1.0
+    assert match.hypothesis == "buffer_not_transposed" and match.fit > 0.9999 and match.margin > 0.5
     assert layout_reinterpretation(np.ascontiguousarray(photo.transpose(0, 2, 3, 1)), photo).hypothesis \
         != "buffer_not_transposed"

@@ -12,7 +12,8 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from advisor.evidence.layers import LayerInputs, conv2d, layer_facts  # noqa: E402
+from advisor.evidence.layer_sim import conv2d  # noqa: E402
+from advisor.evidence.layers import LayerInputs, layer_facts  # noqa: E402
 from advisor.evidence.quant_config import quant_settings  # noqa: E402
 from advisor.facts.schema import FACT_FIELDS  # noqa: E402
 from advisor.facts.thresholds import load_thresholds  # noqa: E402

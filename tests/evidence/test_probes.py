@@ -23,12 +23,12 @@ def fields(target, golden) -> dict:
 def test_identical_inputs_explain_nothing(name):
     f = fields(*scenario_input(name))
     assert f["cosine"] == 1.0 and f["norm_relation"] == "identity"
-    assert f["channel_confidence"] == 0 and f["layout_confidence"] == 0 and "geometry" not in f
+    assert f["channel_margin"] == 0 and f["layout_match"] == "none" and "geometry" not in f
 
 
 def test_the_aipp_swap_scenario_is_a_channel_reversal():
     f = fields(*scenario_input("rgb_bgr_swap__mtcnn_pnet__aipp_swap__s0"))
-    assert f["channel_order"] == "2,1,0" and f["channel_reversed"] and f["channel_confidence"] == 1.0
+    assert f["channel_order"] == "2,1,0" and f["channel_reversed"] and f["channel_margin"] > 0.15
     assert f["channel_cosine"] > 0.9999 and f["channel_identity_fit"] < 0.85
     assert f["norm_relation"] == "identity"       # nothing else once the channels are put back
 
@@ -43,15 +43,14 @@ def test_the_bn_inserted_scenario_is_a_second_normalisation_with_mtcnn_constants
 
 def test_the_nhwc_buffer_scenario_is_a_layout_reinterpretation():
     f = fields(*scenario_input("layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0"))
-    assert f["layout_match"] == "nhwc_buffer_as_nchw" and f["layout_confidence"] == 1.0
+    assert f["layout_match"] == "nhwc_buffer_as_nchw" and f["layout_margin"] > 0.5
     assert f["layout_cosine"] > 0.9999 and f["cosine"] < 0.2
     assert not f["channel_swapped"] and f["norm_relation"] == "identity"
 
 
 def test_the_shifted_crop_is_no_preprocessing_slip():
     f = fields(*scenario_input("input_mismatch__mtcnn_rnet__shifted_crop__s1"))
-    assert f["channel_confidence"] == 0 and f["layout_confidence"] == 0 and f["norm_confidence"] == 0
-    assert f["norm_relation"] == "none"
+    assert f["channel_margin"] < 0.002 and f["layout_match"] == "none" and f["norm_relation"] == "none"
     assert f["geometry"] == "zoom" and f["geometry_fit"] < 0.98   # another, larger box: no exact geometry
 
 
@@ -143,14 +142,14 @@ def test_a_batch_with_mixed_flips_and_shifts_looks_random(photo):
     target[1] = golden[1][:, :, ::-1]
     target[2] = image[:, 23:71, 28:76]
     f = fields(target, golden)
-    assert f["transforms_vary"] and f["random_confidence"] == 1.0
+    assert f["transforms_vary"] and f["samples_explained_share"] == 1.0
     assert f["sample_transforms"] == "identity,hflip,shift(3,-2),identity"
 
 
 def test_a_batch_flipped_alike_is_not_random(photo):
     golden = np.stack([photo[0, :, :48, :48], photo[0, :, 48:, 48:]])
     f = fields(golden[..., ::-1], golden)
-    assert f["sample_transforms"] == "hflip,hflip" and not f["transforms_vary"] and f["random_confidence"] == 0
+    assert f["sample_transforms"] == "hflip,hflip" and not f["transforms_vary"]
 
 
 def test_tensors_without_channels_or_images_still_get_the_affine_probe():
@@ -163,10 +162,6 @@ def test_non_finite_tensors_are_not_probed():
     x = np.array([[1.0, np.inf], [2.0, 3.0]])
     f = fields(x, np.ones((2, 2)))
     assert f["probed"] is False and "NaN or inf" in f["skipped"]
-
-
-def test_confidence_ramps():
-    assert probes.ramp(0.5, 0.0, 1.0) == 0.5 and probes.ramp(2, 0, 1) == 1 and probes.ramp(float("nan"), 0, 1) == 0
 
 
 @pytest.mark.parametrize(("shape", "axis"), [((1, 3, 8, 8), 1), ((1, 8, 8, 3), 3), ((3, 8, 8), 0), ((8, 8, 3), 2),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from advisor.advice import BACKENDS, first_sentence, known_kinds, load_page, render_advice
+from advisor.catalogs import load_catalog, op_type_of_name
 from advisor.diagnosis import Finding
 from advisor.engine.loading import load_packs
-from advisor.facts.catalogs import load_catalog, op_type_of_name
 from advisor.facts.thresholds import load_thresholds
 
 KINDS = known_kinds()

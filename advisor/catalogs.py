@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from ..errors import KnowledgeError
-from ..resources import data_dir
-from ..yamlfile import load_yaml
+from .errors import KnowledgeError
+from .resources import data_dir
+from .yamlfile import load_yaml
 
 _TYPE_PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9]*?)(?:_\d+)?$")
 

@@ -1,0 +1,151 @@
+"""Normalisation probe: a per-channel affine map ``target = a * golden + b`` (least squares, R^2),
+read as identity, a pure scale (0-255 vs 0-1), or a normalisation ``(x - mean) / std`` one side got
+once more than the other - *extra* when neither side looks raw (a second normalisation), *missing*
+when one side looks raw (never below zero) and the other normalised. The implied mean/std are
+reported and named when they are well known. Pure numpy.
+
+The reading's tolerances are measurement knobs (``knobs: probes:`` in knowledge/thresholds.yaml);
+how good a fit must be for a finding is a rule parameter (``min_fit`` of the preprocessing rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tensors.metrics import cosine_similarity
+from .channels import channel_axis, planes
+from .probe_knobs import ProbeKnobs
+
+#: Well-known normalisation constants (mean, std per RGB channel), matched within the
+#: ``known_tolerance`` knob.
+KNOWN_NORMALIZATIONS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    "ImageNet (0-255)": ((123.675, 116.28, 103.53), (58.395, 57.12, 57.375)),
+    "ImageNet (0-1)": ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+    "CLIP (0-1)": ((0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)),
+    "[-1, 1] from 0-255 (127.5/128)": ((127.5,), (128.0,)),
+    "[-1, 1] from 0-255 (127.5/127.5)": ((127.5,), (127.5,)),
+    "[-1, 1] from 0-1 (0.5/0.5)": ((0.5,), (0.5,)),
+}
+
+
+@dataclass(frozen=True)
+class AffineFit:
+    scales: np.ndarray              # a per channel
+    offsets: np.ndarray             # b per channel
+    fit: float                      # worst channel's R^2
+    cosine: float                   # cosine(a * golden + b, target)
+    relation: str                   # identity | scale | extra_normalization | missing_normalization | affine | none
+    applied_to: str | None          # extra/missing: the side that got the additional (x - mean) / std
+    mean: np.ndarray | None         # the implied (x - mean) / std, in the units of the other side
+    std: np.ndarray | None
+    known: str | None               # the name of well-known constants the implied ones match
+
+    @property
+    def shared(self) -> bool:
+        """One scale and offset for every channel (within 1 %)."""
+        return bool(np.allclose(self.scales, self.scales.mean(), rtol=0.01)
+                    and np.allclose(self.offsets, self.offsets.mean(), rtol=0.01, atol=1e-6))
+
+
+def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: ProbeKnobs) -> AffineFit:
+    t = planes(target, axis) if axis is not None else target.reshape(1, -1)
+    g = planes(golden, axis) if axis is not None else golden.reshape(1, -1)
+    t, g = t.astype(np.float64), g.astype(np.float64)
+    g_mean, t_mean = g.mean(axis=1), t.mean(axis=1)
+    gc, tc = g - g_mean[:, None], t - t_mean[:, None]
+    var_g, var_t = (gc ** 2).sum(axis=1), (tc ** 2).sum(axis=1)
+    cov = (gc * tc).sum(axis=1)
+    live = var_g > 0
+    scales = np.where(live, cov / np.where(live, var_g, 1.0), 0.0)
+    offsets = t_mean - scales * g_mean
+    r2 = np.where(live & (var_t > 0), cov ** 2 / np.where(live, var_g, 1.0) / np.where(var_t > 0, var_t, 1.0),
+                  np.where(var_t == 0, 1.0, 0.0))
+    fit = float(r2.min()) if r2.size else float("nan")
+    fitted = scales[:, None] * g + offsets[:, None]
+    relation, applied_to, mean, std = _read_affine(scales, offsets, g, t, fit, knobs)
+    known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known)
+
+
+def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.ndarray, fit: float,
+                 knobs: ProbeKnobs) -> tuple[str, str | None, np.ndarray | None, np.ndarray | None]:
+    """What an affine map between the sides means (the module docstring)."""
+    rms = np.sqrt((g ** 2).mean(axis=1))
+    identity_tol = knobs.identity_scale_tolerance
+    if (np.allclose(scales, 1.0, atol=identity_tol)
+            and np.all(np.abs(offsets) <= identity_tol * np.maximum(rms, 1e-12))):
+        return "identity", None, None, None
+    if not np.isfinite(fit) or fit < knobs.relation_min_fit or np.any(scales == 0):
+        return "none", None, None, None
+    # A normalisation on the target side: target = (golden - m) / s, so s = 1 / a, m = -b / a.
+    on_target = (-offsets / scales, 1.0 / scales)
+    on_golden = (offsets, scales)                       # golden = (target - m) / s: s = a, m = b
+    if np.all(np.abs(offsets) <= knobs.scale_offset_tolerance * np.abs(scales) * np.maximum(rms, 1e-12)):
+        return "scale", None, None, None
+    target_raw, golden_raw = bool(t.min() >= 0), bool(g.min() >= 0)
+    if target_raw != golden_raw:
+        side = "golden" if target_raw else "target"
+        return ("missing_normalization", side, *(on_golden if side == "golden" else on_target))
+    if target_raw:                                      # both raw: a brightness/contrast change
+        return "affine", None, None, None
+    # Both normalised: the side whose spread is further from unit variance got the extra step.
+    spread_t, spread_g = abs(np.log(max(t.std(), 1e-12))), abs(np.log(max(g.std(), 1e-12)))
+    side = "target" if spread_t >= spread_g else "golden"
+    return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
+
+
+def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str | None:
+    """The name of the well-known constants ``mean``/``std`` match (RGB or BGR order), or None."""
+    for name, (known_mean, known_std) in KNOWN_NORMALIZATIONS.items():
+        for order in (1, -1):                          # RGB constants applied to BGR data too
+            m = np.resize(np.asarray(known_mean[::order]), mean.shape)
+            s = np.resize(np.asarray(known_std[::order]), std.shape)
+            if np.allclose(mean, m, rtol=tolerance, atol=1e-3) and np.allclose(std, s, rtol=tolerance):
+                return name
+    return None
+
+
+def scale_name(factor: float) -> str | None:
+    """``255`` / ``1/255`` (or 256) when ``factor`` is the 0-255 vs 0-1 scale, within 2 %."""
+    for name, value in (("255", 255.0), ("1/255", 1 / 255.0), ("256", 256.0), ("1/256", 1 / 256.0)):
+        if abs(factor / value - 1) < 0.02:
+            return name
+    return None
+
+
+def exact_fit(observed: np.ndarray, predicted: np.ndarray) -> float:
+    """R² of ``predicted`` as a prediction of ``observed`` with nothing fitted: 1 - SSE / SST
+    (1 exact, 0 no better than the mean, negative worse; NaN for a constant ``observed``)."""
+    o, f = observed.astype(np.float64).reshape(-1), predicted.astype(np.float64).reshape(-1)
+    total = float(((o - o.mean()) ** 2).sum())
+    if o.size != f.size or total <= 0:
+        return float("nan")
+    return 1.0 - float(((o - f) ** 2).sum()) / total
+
+
+def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray, std: np.ndarray
+                       ) -> tuple[float, float] | None:
+    """How well a *known* normalisation ``(x - mean) / std`` (per channel, e.g. the one a build folds
+    into the model) relates the two inputs, with nothing fitted:
+
+    - again: the target is the golden input normalised once more, ``t = (g - mean) / std``;
+    - expected: the target is the raw input the normalising model expects, ``g = (t - mean) / std``.
+
+    None when the constants do not fit the tensors (another channel count, other sizes)."""
+    if target.size != golden.size or target.ndim not in (1, 2, 3, 4):
+        return None
+    t = target.astype(np.float64)
+    g = golden.astype(np.float64).reshape(t.shape)
+    mean, std = np.asarray(mean, dtype=np.float64).reshape(-1), np.asarray(std, dtype=np.float64).reshape(-1)
+    axis = channel_axis(t.shape)
+    if mean.size == 1 and std.size == 1:
+        shape: tuple[int, ...] = ()
+    elif axis is not None and t.shape[axis] == max(mean.size, std.size):
+        shape = tuple(-1 if i == axis else 1 for i in range(t.ndim))
+    else:
+        return None
+    size = max(mean.size, std.size)
+    m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
+    return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
