@@ -26,7 +26,7 @@ SIDE_SUMMARY: dict[str, tuple[str, np.ufunc, Any]] = {
 OP_TEXT_COLUMNS = {"op": "op_name", "op_type": "op_type", "golden_ops": "golden_ops", "direction": "direction"}
 
 
-class _Groups:
+class Groups:
     """Rows grouped by an integer key, reduced with numpy's ``reduceat`` (a groupby without a
     DataFrame). When the grouped rows are contiguous and already in key order, as in a comparison
     that lists each op's inputs, then its outputs, op after op, no column is copied."""
@@ -68,7 +68,7 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     row per op that holds its first value, never grouped or copied."""
     op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
     op_code, op_labels = pd.factorize(rows["op_index"].where(op_rows), sort=True)
-    groups = _Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
+    groups = Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
     n_ops = len(op_labels)
     side_groups = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
     side_ops = [groups.keys[g] // 2 for g in side_groups]

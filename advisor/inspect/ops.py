@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..facts.builder import _Groups  # the facts' vectorised group-by (one grouping for both)
+from ..facts.ops import Groups  # the facts' vectorised group-by (one grouping for both)
 from ..graph import Graph
 from ..ingest.table import METRIC_COLUMNS, ComparisonTable
 from .common import HIGHER_IS_BETTER, fuzzy_contains, jsonable, safe_name
@@ -47,14 +47,14 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
     """Every op of the comparison in execution order (``op_index``; file order when absent), with
     fused-from ops and passes from ``graph`` when given (matched by name, or by dump-safe name).
 
-    Rows are grouped by (op, side) the way the facts group them (``_Groups``: numpy ``reduceat``
+    Rows are grouped by (op, side) the way the facts group them (``Groups``: numpy ``reduceat``
     over rows in op order), so a million rows cost column operations, not a pandas step per op."""
     frame = table.frame
     member = ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
     metrics = [m for m in METRIC_COLUMNS if m in table.present_metrics] or list(METRIC_COLUMNS)
     op_code, index = _op_codes(frame, member)
     is_input = (frame["io"] == "input").fillna(False).to_numpy(dtype=bool)
-    groups = _Groups(2 * op_code + ~is_input, member)  # side 0: inputs, 1: the other tensors
+    groups = Groups(2 * op_code + ~is_input, member)  # side 0: inputs, 1: the other tensors
     n_ops = len(index)
     sides = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
 
