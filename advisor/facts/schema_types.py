@@ -1,0 +1,3 @@
+"""The field types of the fact schema (advisor/facts/schema.py)."""
+
+BOOL, NUMBER, STRING = "bool", "number", "string"
