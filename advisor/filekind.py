@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +42,11 @@ class FileKind:
         return self.name in names
 
 
-def sniff(path: str | Path) -> FileKind:
-    """The kind of the file at ``path`` from its first few KiB (it must exist and be readable)."""
+def sniff(path: str | Path, formats: Callable[[list[str]], str | None] | None = None) -> FileKind:
+    """The kind of the file at ``path`` from its first few KiB (it must exist and be readable).
+
+    ``formats`` names the comparison format of a CSV header (``advisor.ingest.detect_format``), so a
+    comparison is told from another table; this module sits below the readers and does not import them."""
     with open(path, "rb") as handle:
         head = handle.read(HEAD_BYTES)
         complete = len(head) < HEAD_BYTES or not handle.read(1)
@@ -54,7 +58,7 @@ def sniff(path: str | Path) -> FileKind:
     text = _as_text(head, complete)
     if text is None:
         return FileKind("binary", "a binary file of no kind advisor knows")
-    return _text_kind(text)
+    return _text_kind(text, formats)
 
 
 def binary_kind(head: bytes) -> FileKind | None:
@@ -83,7 +87,7 @@ def _as_text(head: bytes, complete: bool) -> str | None:
     return None
 
 
-def _text_kind(text: str) -> FileKind:
+def _text_kind(text: str, formats: Callable[[list[str]], str | None] | None) -> FileKind:
     stripped = text.lstrip()
     if stripped.startswith(TENSOR_TEXT_MARK):
         return FileKind("tensor-text", "a tensor text export")
@@ -92,8 +96,7 @@ def _text_kind(text: str) -> FileKind:
     first = stripped.splitlines()[0] if stripped else ""
     fields = [field.strip() for field in next(csv.reader([first]), [])]
     if len(fields) > 1:
-        from .ingest import detect_format  # pandas and the readers: only when a CSV must be named
-        name = detect_format(fields)
+        name = formats(fields) if formats is not None else None
         if name is not None:
             return FileKind("comparison", f"a comparison CSV ({name})")
         return FileKind("csv", "a CSV table")

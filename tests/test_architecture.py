@@ -35,8 +35,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 # Imports that break the layering or close a cycle today, each with the branch that removes it (the
 # lead deletes an entry when merging that branch; a stale entry fails test_known_exceptions_still_exist).
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("filekind", "ingest"): "read-speed: filekind names comparison formats with ingest.detect_format; it can "
-                            "move into ingest/ once importing ingest no longer loads pandas and every reader",
 }
 # Imports within one layer that close a cycle there (none today; the list is here for the lead).
 KNOWN_SIDEWAYS_CYCLES: dict[tuple[str, str], str] = {}

@@ -18,7 +18,7 @@ from ..errors import InputFormatError, UsageError
 from ..filekind import FileKind, sniff
 from ..ingest.table import METRIC_COLUMNS
 from ..tensors.dump_names import safe_name
-from ..tensors.inventory import DumpFile, scan_folder
+from ..tensors.inventory import DumpFile, comparison_format, scan_folder
 
 #: Metrics where higher is better (a threshold is a floor); every other metric is an error (a ceiling).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"cosine", "err_ratio_1e3", "err_ratio_5e3"})
@@ -146,7 +146,7 @@ def load_array(path: Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise InputFormatError("file not found", path=path)
-    kind = sniff(path)
+    kind = sniff(path, comparison_format)
     if kind.is_a("tensor-text"):
         from .tensor import read_text
         return read_text(path)

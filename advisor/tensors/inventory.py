@@ -61,7 +61,7 @@ def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
             else:
                 shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
     except (OSError, ValueError) as exc:
-        kind = sniff(path) if path.is_file() else None
+        kind = sniff(path, comparison_format) if path.is_file() else None
         if kind is not None and not kind.is_a("npy"):
             raise InputFormatError(f"is {kind.description}, not an .npy dump", path=path) from None
         raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
@@ -139,3 +139,9 @@ def _msprobe_order(root: Path) -> list[str]:
 
 
 __all__ = ["NAMINGS", "DumpFile", "DumpFolder", "read_header", "scan_folder"]
+
+
+def comparison_format(header: list[str]) -> str | None:
+    """The comparison format of a CSV header (the readers load only when a CSV must be named)."""
+    from ..ingest import detect_format
+    return detect_format(header)
