@@ -59,9 +59,9 @@ OP = {"fact": "op", "op_type": "BatchMatMulV2", "dtype": "float16", "tensors": 2
       "out_cosine": 0.93, "in_red": 0.08, "out_red": 0.21, "in_scale": 0.0, "out_scale": 0.017,
       "out_max_abs_error": 3.48, "out_kl": 0.0145, "is_input": False, "is_output": False, "input_source": "op_type",
       "inputs_known": True, "inputs_from": "input_rows", "inputs_agree": False, "out_deviates": True,
-      "error_enters": False, "hidden_entry": False, "entry_confidence": 0.611, "out_overflow": False,
+      "error_enters": False, "hidden_entry": False, "out_overflow": False, "inputs_overflow": False,
       "overflow_enters": False, "out_nonfinite": False, "input_deviates": False, "fp16_sensitive": False,
-      "absorbed": False, "downstream_deviating": 1, "param_first": False, "bits_first": False,
+      "downstream_deviating": 1, "param_first": False, "bits_first": False,
       "param_differs": False, "arg_differs": False, "output_deviates": True}
 
 
@@ -76,11 +76,12 @@ def make_facts(ops: int) -> list[dict[str, Any]]:
             fact.update(op="input", op_type="Data", is_input=True, input_deviates=True, inputs_known=False,
                         inputs_from="previous_op")
         elif i % 8 == 1 or i in onsets:
-            fact.update(error_enters=True, inputs_agree=True, in_cosine=0.9999, in_red=0.001, entry_confidence=0.8)
+            fact.update(error_enters=True, inputs_agree=True, in_cosine=0.9999, in_red=0.001)
         elif i % 8 == 5:
-            fact.update(hidden_entry=True, entry_confidence=0.7)
-        elif i % 50 == 3:
-            fact.update(absorbed=True, output_deviates=False, out_deviates=False)
+            fact.update(hidden_entry=True)
+        elif i % 50 == 3:   # an entry the network recovers from before the next one: absorbed
+            fact.update(error_enters=True, inputs_agree=True, in_cosine=0.9999, next_entry_index=i + 2,
+                        clean_streak=5, recovered_cosine=0.99995)
         if i in onsets:
             fact.update(overflow_enters=True, out_overflow=True, fp16_sensitive=True, op_type="Pow")
         facts.append(fact)
