@@ -74,13 +74,12 @@ LATER_CAPABILITY: dict[str, str] = {
     # Supported with the scenario's input dumps (advisor run --dumps); without them only this:
     **{kind: "input_mismatch" for kind in EVIDENCE_KINDS},
 }
-#: Kinds of the real-tool corpus that compare two training (or inference) scripts; no rule names them yet.
+#: Kinds of the real-tool corpus that compare two training (or inference) scripts (rules/core/training).
 TRAINING_KINDS = ("argument_mismatch", "parameter_mismatch", "step_mismatch", "checksum_mismatch")
 #: Why each later-capability kind is not diagnosed yet (shown in the table's legend).
 LATER_REASON: dict[str, str] = {
     **{kind: "the scenario has no model.onnx and layer dumps" for kind in QUANT_KINDS},
     **{kind: "the scenario has no input dumps" for kind in EVIDENCE_KINDS},
-    **{kind: "needs training rules (issue 15)" for kind in TRAINING_KINDS},
 }
 #: Kinds that name a label's kind more precisely: with the graph, a problem node inside a fused op
 #: is reported as the fused op's problem (it names the fused ops and the pass), at the same op.
@@ -317,7 +316,7 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
     advisor saw the scenario's input dumps, so the evidence kinds count as supported; ``with_model``
     (and dumps): it saw model.onnx too, so the quantisation kinds count as supported."""
     kind, op, index = label["kind"], label["op"], label["index"]
-    supported_kinds = (CONSISTENT, *ROOT_CAUSE_KINDS, *(EVIDENCE_KINDS if with_dumps else ()),
+    supported_kinds = (CONSISTENT, *ROOT_CAUSE_KINDS, *TRAINING_KINDS, *(EVIDENCE_KINDS if with_dumps else ()),
                        *(QUANT_KINDS if with_dumps and with_model else ()))
     root = diagnosis.root_cause if diagnosis is not None else None
     active = [f for f in diagnosis.findings if f.explained_by is None] if diagnosis is not None else []
