@@ -319,22 +319,10 @@ class _Parser:
             raise self.error(i, str(exc)) from None
 
     def number(self, i: int) -> int | float:
-        tok = self.tokens[i]
         try:
-            return int(tok)
+            return _number(self.tokens[i])
         except ValueError:
-            pass
-        lowered = tok.lower()
-        if lowered in _IDENT_VALUES:
-            return _IDENT_VALUES[lowered]
-        try:
-            return float(tok[:-1] if lowered.endswith("f") and not lowered.startswith(("0x", "-0x")) else tok)
-        except ValueError:
-            pass
-        try:
-            return int(tok, 0)
-        except ValueError:
-            raise self.error(i, f"invalid number {tok!r}") from None
+            raise self.error(i, f"invalid number {self.tokens[i]!r}") from None
 
     def error(self, index: int, message: str) -> ProtobufTextError:
         return ProtobufTextError(message, self.line_of(index))
