@@ -145,7 +145,9 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
              bits_dtype_changed=bool(pd.notna(npu_dtype) and pd.notna(golden_dtype) and npu_dtype != golden_dtype))
     # Modules whose output depends on a mode (Dropout's training flag) that level L0 does not dump.
     modes = load_roles().mode_modules
-    ops["mode_argument"] = ops["op_type"].astype(object).map(lambda t: modes.get(t) if isinstance(t, str) else None)
+    codes, types = pd.factorize(ops["op_type"])   # one look-up per distinct op type (code -1: missing)
+    per_type = np.array([modes.get(t) if isinstance(t, str) else None for t in types] + [None], dtype=object)
+    ops["mode_argument"] = per_type[codes]
     ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
     ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
 
