@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .roles import STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
+from .roles import ROLES, STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
 
 MAX_LISTED = 10
 AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / out_* summaries are made of
@@ -31,14 +31,14 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     """Add the role columns to ``rows`` and re-judge the rows that are not plain tensors."""
     tolerance = load_roles().tolerance
     roles = tensor_roles(frame)
-    role = roles["role"].astype(object).to_numpy()
+    role = roles["role"].array.codes   # compared as codes into ROLES, not as a million strings
     comparable = rows["comparable"].to_numpy(dtype=bool)
     md5 = frame["md5_match"]
     has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
     bits_differ = has_md5 & ~md5.fillna(True).to_numpy(dtype=bool)
     rel, stat = state_difference(frame)
-    argument = role == "argument"
-    counter = role == "counter"
+    argument = _role_in(role, ("argument",))
+    counter = _role_in(role, ("counter",))
     with np.errstate(invalid="ignore"):
         changed = (rel > tolerance) | bits_differ
     if "npu_arg" in frame:
@@ -47,8 +47,8 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
             dtype=bool)
     # Only parameters make "different weights": buffers (running mean/var) are state a training-mode
     # forward updates but does not compute with, so two reruns of one process differ there harmlessly.
-    state_differs = comparable & (role == "parameter") & changed
-    rows["buffer_differs"] = comparable & (role == "buffer") & changed
+    state_differs = comparable & _role_in(role, ("parameter",)) & changed
+    rows["buffer_differs"] = comparable & _role_in(role, ("buffer",)) & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
     rows["role"] = roles["role"].to_numpy()
@@ -60,14 +60,19 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["has_checksum"] = has_md5
     rows["state_rel"] = rel
     rows["state_stat"] = stat
-    tensor = np.isin(role, list(TENSOR_ROLES))
+    tensor = _role_in(role, TENSOR_ROLES)
     measured = (np.isfinite(rows["cos"].to_numpy()) | np.isfinite(rows["red"].to_numpy())
                 | np.isfinite(rows["scale"].to_numpy()) | rows["nonfinite"].to_numpy(dtype=bool)
                 | rows["deviates"].to_numpy(dtype=bool) | (rel == 0) | has_md5)
     judged = comparable & tensor & measured
     rows["judged"] = judged
     rows["unjudged_reason"] = _unjudged_reasons(frame, comparable & tensor & ~judged)
-    rows["aggregated"] = np.isin(role, AGGREGATED_ROLES)
+    rows["aggregated"] = _role_in(role, AGGREGATED_ROLES)
+
+
+def _role_in(codes: np.ndarray, names: Any) -> np.ndarray:
+    """Per row: whether its role (codes into ROLES, the categories of ``tensor_roles``) is one of ``names``."""
+    return np.isin(codes, [at for at, name in enumerate(ROLES) if name in set(names)])
 
 
 def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> np.ndarray:
