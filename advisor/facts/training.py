@@ -51,7 +51,9 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["buffer_differs"] = comparable & _role_in(role, ("buffer",)) & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
-    rows["role"] = roles["role"].to_numpy()
+    # The role names in the dtype pandas infers for strings, taken by code instead of inferring it
+    # from a million of them.
+    rows["role"] = pd.Series(ROLES).array.take(role, allow_fill=True)
     rows["role_name"] = roles["role_name"].to_numpy()
     rows["state_differs"] = state_differs
     rows["arg_differs"] = comparable & argument & changed
