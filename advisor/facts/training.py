@@ -210,29 +210,37 @@ TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_arg
 def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> dict[str, Any]:
     """Counts for the network fact: judged and unjudged tensors (listed), differing parameters and
     arguments, checksums; and whether this is a training comparison."""
-    role = rows["role"].astype(object).to_numpy()
+    roles = rows["role"]
+
+    def role_is(name: str) -> np.ndarray:   # compared in the column's own dtype, not as Python objects
+        return (roles == name).fillna(False).to_numpy(dtype=bool)
+
+    parameter = role_is("parameter")
     judged = rows["judged"].to_numpy(dtype=bool)
     reasons = rows["unjudged_reason"].to_numpy()
     unjudged = np.flatnonzero(pd.notna(reasons))
-    names = frame["tensor_id"].fillna(frame["op_name"]).astype(object).to_numpy()
+    listed = unjudged[:MAX_LISTED]   # names only for the rows listed
+    names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
+                      index=listed)
+    stated = np.zeros(len(rows), dtype=bool)
+    stated[parameter] = np.not_equal(rows["state_stat"].iloc[np.flatnonzero(parameter)].to_numpy(dtype=object), None)
     fields: dict[str, Any] = {
         "judged_tensors": int(judged.sum()),
         "unjudged_tensors": len(unjudged),
         "training": bool((frame["direction"] == "backward").fillna(False).any()
-                         or np.isin(role, list(STATE_ROLES)).any()),
-        "argument_rows": int((role == "argument").sum()),
+                         or bool(roles.isin(list(STATE_ROLES)).any())),
+        "argument_rows": int(role_is("argument").sum()),
         "arguments_compared": int(rows["arg_compared"].sum()),
         "differing_arguments": int(rows["arg_differs"].sum()),
-        "counter_rows": int((role == "counter").sum()),
-        "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & (role == "parameter")
-                                    & np.not_equal(rows["state_stat"].to_numpy(dtype=object), None)
-                                    | (rows["has_checksum"].to_numpy(dtype=bool) & (role == "parameter"))).sum()),
+        "counter_rows": int(role_is("counter").sum()),
+        "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & parameter & stated
+                                    | (rows["has_checksum"].to_numpy(dtype=bool) & parameter)).sum()),
         "differing_buffers": int(rows["buffer_differs"].sum()),
         "checksums_compared": int(rows["has_checksum"].sum()),
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
     if len(unjudged):
-        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in unjudged[:MAX_LISTED])
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in listed)
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):
