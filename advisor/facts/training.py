@@ -98,9 +98,9 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     in_ops = position >= 0
     backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
     start = np.arange(len(frame)) < (int(np.argmax(backward)) if backward.any() else len(frame))
-    tensor_ids = frame["tensor_id"].astype(object).to_numpy()
-    role_names = rows["role_name"].astype(object).to_numpy()
-    slots = frame["slot"].astype(object).to_numpy()
+    tensor_ids = _ObjectsAt(frame["tensor_id"])   # the few rows listed, not a million Python objects
+    role_names = _ObjectsAt(rows["role_name"])
+    slots = _ObjectsAt(frame["slot"])
 
     def label(at: int) -> str:
         name = role_names[at]
@@ -111,7 +111,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     _per_op(ops, "param", n)
     rel = rows["state_rel"].to_numpy()
     stat = rows["state_stat"].to_numpy()
-    role = rows["role"].astype(object).to_numpy()
+    role = _ObjectsAt(rows["role"])
     for at in _worst_per_op(state, position, rel):
         p = position[at]
         statistic = stat[at] if isinstance(stat[at], str) else "md5"
@@ -157,6 +157,16 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     ops["mode_argument"] = per_type[codes]
     ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
     ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
+
+
+class _ObjectsAt:
+    """``series.astype(object).to_numpy()[at]`` for single positions, converting only the row asked for."""
+
+    def __init__(self, series: pd.Series) -> None:
+        self.series = series
+
+    def __getitem__(self, at: int) -> Any:
+        return self.series.iloc[at:at + 1].astype(object).to_numpy()[0]
 
 
 def _op_positions(frame: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
