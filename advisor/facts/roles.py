@@ -71,37 +71,42 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
     """Per row: ``role`` (one of ROLES) and ``role_name`` (``weight``, ``eps``...; NA when unnamed)."""
     catalog = load_roles()
     n = len(frame)
-    io = frame["io"].astype("string").fillna("").to_numpy(dtype=object)   # a row without io is neither
-    role = np.where(io == "output", "output", "data").astype(object)
+    # A handful of distinct io values: compare codes, not a million strings (NA never matches).
+    io_codes, io_names = pd.factorize(frame["io"])
+    io_is = {str(v): io_codes == i for i, v in enumerate(io_names)}
+    nowhere = np.zeros(n, dtype=bool)
+    code = {r: np.int8(i) for i, r in enumerate(ROLES)}   # roles as codes into ROLES (-1: not a role)
+    role = np.zeros(n, dtype=np.int8)   # data
+    role[io_is.get("output", nowhere)] = code["output"]
     name = np.full(n, None, dtype=object)
     # Known slots: one dictionary look-up per distinct (API, slot) pair.
-    inputs = (io == "input") & frame["slot"].notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
+    slot = frame["slot"]
+    inputs = io_is.get("input", nowhere) & slot.notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
         dtype=bool)
     if inputs.any() and catalog.slots:
-        keys = frame["op_type"].astype(object).where(inputs, "") + "#" + frame["slot"].astype("string").fillna("")
-        codes, distinct = pd.factorize(keys)
-        looked_up = [catalog.slots.get(_split_key(k)) for k in distinct]
+        at = np.flatnonzero(inputs)
+        type_codes, types = pd.factorize(frame["op_type"].iloc[at])
+        slot_codes, slots = pd.factorize(np.maximum(slot.to_numpy(dtype=np.int64, na_value=-1)[at], -1))
+        width = len(slots)
+        codes, pairs = pd.factorize(type_codes.astype(np.int64) * width + slot_codes)
+        looked_up = [catalog.slots.get((str(types[p // width]), int(slots[p % width]))) for p in pairs.tolist()]
         known = np.array([e is not None for e in looked_up], dtype=bool)
         if known.any():
-            hit = inputs & (codes >= 0) & known[np.maximum(codes, 0)]
-            role[hit] = np.array([e[0] if e else None for e in looked_up], dtype=object)[codes[hit]]
-            name[hit] = np.array([e[1] if e else None for e in looked_up], dtype=object)[codes[hit]]
-    role[np.isin(io, ["parameter"])] = "parameter"
+            hit = known[codes]
+            role[at[hit]] = np.array([code.get(e[0], -1) if e else 0 for e in looked_up], dtype=np.int8)[codes[hit]]
+            name[at[hit]] = np.array([e[1] if e else None for e in looked_up], dtype=object)[codes[hit]]
+    role[io_is.get("parameter", nowhere)] = code["parameter"]
     # A value that is not a tensor (msprobe prints its Python type as the dtype) is an argument.
     not_tensor = _python_type(frame["npu_dtype"]) | _python_type(frame["golden_dtype"])
     if "npu_arg" in frame:
         not_tensor |= (frame["npu_arg"].notna() | frame["golden_arg"].notna()).to_numpy(dtype=bool)
-    role[not_tensor & (role != "parameter")] = "argument"
-    role[_counter_ops(frame, catalog)] = "counter"
-    backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool) | np.isin(io, ["parameter_grad"])
-    role[backward & (role != "argument")] = "gradient"
-    return pd.DataFrame({"role": pd.Categorical(role, categories=ROLES),
+    role[not_tensor & (role != code["parameter"])] = code["argument"]
+    role[_counter_ops(frame, catalog)] = code["counter"]
+    backward = ((frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
+                | io_is.get("parameter_grad", nowhere))
+    role[backward & (role != code["argument"])] = code["gradient"]
+    return pd.DataFrame({"role": pd.Categorical.from_codes(role, categories=ROLES),
                          "role_name": pd.array(name, dtype="string")}, index=frame.index)
-
-
-def _split_key(key: str) -> tuple[str, int]:
-    api, _, slot = key.rpartition("#")
-    return api, int(slot) if slot.isdigit() else -1
 
 
 def _python_type(dtypes: pd.Series) -> np.ndarray:

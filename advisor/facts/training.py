@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .roles import STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
+from .roles import ROLES, STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
 
 MAX_LISTED = 10
 AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / out_* summaries are made of
@@ -31,14 +31,14 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     """Add the role columns to ``rows`` and re-judge the rows that are not plain tensors."""
     tolerance = load_roles().tolerance
     roles = tensor_roles(frame)
-    role = roles["role"].astype(object).to_numpy()
+    role = roles["role"].array.codes   # compared as codes into ROLES, not as a million strings
     comparable = rows["comparable"].to_numpy(dtype=bool)
     md5 = frame["md5_match"]
     has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
     bits_differ = has_md5 & ~md5.fillna(True).to_numpy(dtype=bool)
     rel, stat = state_difference(frame)
-    argument = role == "argument"
-    counter = role == "counter"
+    argument = _role_in(role, ("argument",))
+    counter = _role_in(role, ("counter",))
     with np.errstate(invalid="ignore"):
         changed = (rel > tolerance) | bits_differ
     if "npu_arg" in frame:
@@ -47,11 +47,13 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
             dtype=bool)
     # Only parameters make "different weights": buffers (running mean/var) are state a training-mode
     # forward updates but does not compute with, so two reruns of one process differ there harmlessly.
-    state_differs = comparable & (role == "parameter") & changed
-    rows["buffer_differs"] = comparable & (role == "buffer") & changed
+    state_differs = comparable & _role_in(role, ("parameter",)) & changed
+    rows["buffer_differs"] = comparable & _role_in(role, ("buffer",)) & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
-    rows["role"] = roles["role"].to_numpy()
+    # The role names in the dtype pandas infers for strings, taken by code instead of inferring it
+    # from a million of them.
+    rows["role"] = pd.Series(ROLES).array.take(role, allow_fill=True)
     rows["role_name"] = roles["role_name"].to_numpy()
     rows["state_differs"] = state_differs
     rows["arg_differs"] = comparable & argument & changed
@@ -60,14 +62,19 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["has_checksum"] = has_md5
     rows["state_rel"] = rel
     rows["state_stat"] = stat
-    tensor = np.isin(role, list(TENSOR_ROLES))
+    tensor = _role_in(role, TENSOR_ROLES)
     measured = (np.isfinite(rows["cos"].to_numpy()) | np.isfinite(rows["red"].to_numpy())
                 | np.isfinite(rows["scale"].to_numpy()) | rows["nonfinite"].to_numpy(dtype=bool)
                 | rows["deviates"].to_numpy(dtype=bool) | (rel == 0) | has_md5)
     judged = comparable & tensor & measured
     rows["judged"] = judged
     rows["unjudged_reason"] = _unjudged_reasons(frame, comparable & tensor & ~judged)
-    rows["aggregated"] = np.isin(role, AGGREGATED_ROLES)
+    rows["aggregated"] = _role_in(role, AGGREGATED_ROLES)
+
+
+def _role_in(codes: np.ndarray, names: Any) -> np.ndarray:
+    """Per row: whether its role (codes into ROLES, the categories of ``tensor_roles``) is one of ``names``."""
+    return np.isin(codes, [at for at, name in enumerate(ROLES) if name in set(names)])
 
 
 def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> np.ndarray:
@@ -91,9 +98,9 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     in_ops = position >= 0
     backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
     start = np.arange(len(frame)) < (int(np.argmax(backward)) if backward.any() else len(frame))
-    tensor_ids = frame["tensor_id"].astype(object).to_numpy()
-    role_names = rows["role_name"].astype(object).to_numpy()
-    slots = frame["slot"].astype(object).to_numpy()
+    tensor_ids = _ObjectsAt(frame["tensor_id"])   # the few rows listed, not a million Python objects
+    role_names = _ObjectsAt(rows["role_name"])
+    slots = _ObjectsAt(frame["slot"])
 
     def label(at: int) -> str:
         name = role_names[at]
@@ -104,7 +111,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     _per_op(ops, "param", n)
     rel = rows["state_rel"].to_numpy()
     stat = rows["state_stat"].to_numpy()
-    role = rows["role"].astype(object).to_numpy()
+    role = _ObjectsAt(rows["role"])
     for at in _worst_per_op(state, position, rel):
         p = position[at]
         statistic = stat[at] if isinstance(stat[at], str) else "md5"
@@ -145,9 +152,21 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
              bits_dtype_changed=bool(pd.notna(npu_dtype) and pd.notna(golden_dtype) and npu_dtype != golden_dtype))
     # Modules whose output depends on a mode (Dropout's training flag) that level L0 does not dump.
     modes = load_roles().mode_modules
-    ops["mode_argument"] = ops["op_type"].astype(object).map(lambda t: modes.get(t) if isinstance(t, str) else None)
+    codes, types = pd.factorize(ops["op_type"])   # one look-up per distinct op type (code -1: missing)
+    per_type = np.array([modes.get(t) if isinstance(t, str) else None for t in types] + [None], dtype=object)
+    ops["mode_argument"] = per_type[codes]
     ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
     ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
+
+
+class _ObjectsAt:
+    """``series.astype(object).to_numpy()[at]`` for single positions, converting only the row asked for."""
+
+    def __init__(self, series: pd.Series) -> None:
+        self.series = series
+
+    def __getitem__(self, at: int) -> Any:
+        return self.series.iloc[at:at + 1].astype(object).to_numpy()[0]
 
 
 def _op_positions(frame: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
@@ -201,29 +220,37 @@ TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_arg
 def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> dict[str, Any]:
     """Counts for the network fact: judged and unjudged tensors (listed), differing parameters and
     arguments, checksums; and whether this is a training comparison."""
-    role = rows["role"].astype(object).to_numpy()
+    roles = rows["role"]
+
+    def role_is(name: str) -> np.ndarray:   # compared in the column's own dtype, not as Python objects
+        return (roles == name).fillna(False).to_numpy(dtype=bool)
+
+    parameter = role_is("parameter")
     judged = rows["judged"].to_numpy(dtype=bool)
     reasons = rows["unjudged_reason"].to_numpy()
     unjudged = np.flatnonzero(pd.notna(reasons))
-    names = frame["tensor_id"].fillna(frame["op_name"]).astype(object).to_numpy()
+    listed = unjudged[:MAX_LISTED]   # names only for the rows listed
+    names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
+                      index=listed)
+    stated = np.zeros(len(rows), dtype=bool)
+    stated[parameter] = np.not_equal(rows["state_stat"].iloc[np.flatnonzero(parameter)].to_numpy(dtype=object), None)
     fields: dict[str, Any] = {
         "judged_tensors": int(judged.sum()),
         "unjudged_tensors": len(unjudged),
         "training": bool((frame["direction"] == "backward").fillna(False).any()
-                         or np.isin(role, list(STATE_ROLES)).any()),
-        "argument_rows": int((role == "argument").sum()),
+                         or bool(roles.isin(list(STATE_ROLES)).any())),
+        "argument_rows": int(role_is("argument").sum()),
         "arguments_compared": int(rows["arg_compared"].sum()),
         "differing_arguments": int(rows["arg_differs"].sum()),
-        "counter_rows": int((role == "counter").sum()),
-        "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & (role == "parameter")
-                                    & np.not_equal(rows["state_stat"].to_numpy(dtype=object), None)
-                                    | (rows["has_checksum"].to_numpy(dtype=bool) & (role == "parameter"))).sum()),
+        "counter_rows": int(role_is("counter").sum()),
+        "parameters_compared": int((rows["comparable"].to_numpy(dtype=bool) & parameter & stated
+                                    | (rows["has_checksum"].to_numpy(dtype=bool) & parameter)).sum()),
         "differing_buffers": int(rows["buffer_differs"].sum()),
         "checksums_compared": int(rows["has_checksum"].sum()),
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
     if len(unjudged):
-        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in unjudged[:MAX_LISTED])
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in listed)
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):
