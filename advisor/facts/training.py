@@ -233,7 +233,8 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
     names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
                       index=listed)
     stated = np.zeros(len(rows), dtype=bool)
-    stated[parameter] = np.not_equal(rows["state_stat"].iloc[np.flatnonzero(parameter)].to_numpy(dtype=object), None)
+    # A missing statistic reads back as None or NaN, by the string dtype pandas chose for the column.
+    stated[parameter] = pd.notna(rows["state_stat"].iloc[np.flatnonzero(parameter)]).to_numpy(dtype=bool)
     fields: dict[str, Any] = {
         "judged_tensors": int(judged.sum()),
         "unjudged_tensors": len(unjudged),

@@ -130,3 +130,17 @@ def test_a_bool_argument_that_agrees_is_not_flagged():
     assert (diagnosis.root_cause.kind, diagnosis.root_cause.values["arg_name"]) == ("argument_mismatch", "eps")
     assert diagnosis.network["differing_arguments"] == 1
     assert diagnosis.network["arguments_compared"] > 1
+
+
+def test_a_parameter_without_printed_statistics_is_not_counted_as_compared(tmp_path):
+    """``parameters_compared`` counts the parameters whose statistics both sides printed: a row whose
+    statistic cells are empty (a tensor msprobe could not summarise) was not compared."""
+    frame = pd.read_csv(DATA / "eps.csv", dtype=str, keep_default_na=False)
+    before = run("eps").network["parameters_compared"]
+    parameter = frame.index[frame["NPU Name"].str.endswith(".input.1")][0]   # a weight (conv2d input 1)
+    for side in ("NPU", "Bench"):
+        for stat in ("max", "min", "mean", "l2norm"):
+            frame.loc[parameter, f"{side} {stat}"] = ""
+    frame.to_csv(tmp_path / "eps.csv", index=False)
+    after = analyse(AnalysisOptions(comparison=tmp_path / "eps.csv", plugins=False)).network["parameters_compared"]
+    assert (before, after) == (10, 9)
