@@ -89,12 +89,7 @@ def _apply_override(table: dict[str, dict[str, float]], knobs: dict[str, dict[st
     if metric not in THRESHOLD_METRICS:
         raise UsageError(f"--threshold '{text}': unknown metric '{metric}' "
                          f"(known: {', '.join(THRESHOLD_METRICS)})")
-    try:
-        number = float(value)
-    except ValueError:
-        raise UsageError(f"--threshold '{text}': '{value}' is not a number") from None
-    if not np.isfinite(number):
-        raise UsageError(f"--threshold '{text}': the value must be finite")
+    number = _finite(value, text)
     if dtype:
         table.setdefault(dtype, dict(table["default"]))[metric] = number
     else:
@@ -105,14 +100,20 @@ def _apply_override(table: dict[str, dict[str, float]], knobs: dict[str, dict[st
 def _apply_knob(section: dict[str, float], name: str, knob: str, value: str, text: str) -> None:
     if knob not in section:
         raise UsageError(f"--threshold '{text}': no knob '{knob}' in '{name}' (knobs: {', '.join(section)})")
+    number = _finite(value, text)
+    if isinstance(section[knob], int):
+        if number != int(number):
+            raise UsageError(f"--threshold '{text}': '{knob}' takes a whole number")
+        number = int(number)
+    section[knob] = number
+
+
+def _finite(value: str, text: str) -> float:
+    """The number an override ``text`` sets, which must be finite."""
     try:
         number = float(value)
     except ValueError:
         raise UsageError(f"--threshold '{text}': '{value}' is not a number") from None
     if not np.isfinite(number):
         raise UsageError(f"--threshold '{text}': the value must be finite")
-    if isinstance(section[knob], int):
-        if number != int(number):
-            raise UsageError(f"--threshold '{text}': '{knob}' takes a whole number")
-        number = int(number)
-    section[knob] = number
+    return number
