@@ -32,7 +32,7 @@ from ..errors import InputFormatError
 from ..nesting import loads_json
 from ..text import suggest
 from ..yamlfile import parse_yaml
-from .quant_config import QuantConfig, read_quant_config
+from .quant_config import QuantConfig, config_flag, read_quant_config
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
                              "graph_shape_mutable", "onnx", "archs", "convert_output_layout",
@@ -119,7 +119,7 @@ def folded_normalization(raw: dict[str, Any], where: Path | None = None
         if not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
             raise InputFormatError(f'\'{name}\' maps network input indexes to {{"mean": [...], "var": [...]}} '
                                    f"(or is true/false with top-level mean/std), not {value!r}", path=where, field=name)
-        if not _flag(value, name, where):
+        if not config_flag(value, name, where):
             return False, {}
         mean, std = _numbers(raw.get("mean"), "mean", where), _numbers(raw.get("std"), "std", where)
         if mean and std:
@@ -177,14 +177,6 @@ def _guess_tool(raw: dict[str, Any]) -> str:
     if ATC_KNOBS & set(raw):
         return "atc"
     return "unknown"
-
-
-def _flag(value: Any, name: str, where: Path | None) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise InputFormatError(f"'{name}' must be true or false, not {value!r}", path=where, field=name)
 
 
 def _text(value: Any, name: str, where: Path | None) -> str:

@@ -102,7 +102,7 @@ def read_quant_config(raw: dict[str, Any], source: Path | None = None) -> QuantC
                                                  {"symmetric": True, "asymmetric": False},
                                                  "activation_quant_algo", source)
     if flat.get("weight_only") is not None:
-        values["weight_only"] = _bool(flat["weight_only"], "weight_only", source)
+        values["weight_only"] = config_flag(flat["weight_only"], "weight_only", source)
     calibration = raw.get("calibration")
     if isinstance(calibration, str):            # the algorithm alone: calibration: percentile
         calibration = {"algorithm": calibration}
@@ -141,14 +141,15 @@ def _generic(block: dict[str, Any], source: Path | None) -> dict[str, Any]:
         out["weight_granularity"] = _choice(weights["granularity"], GRANULARITY, "quantization.weights.granularity",
                                             source)
     if weights.get("symmetric") is not None:
-        out["weight_symmetric"] = _bool(weights["symmetric"], "quantization.weights.symmetric", source)
+        out["weight_symmetric"] = config_flag(weights["symmetric"], "quantization.weights.symmetric", source)
     activations = _mapping(block.get("activations"), "quantization.activations", source)
     if activations.get("symmetric") is not None:
-        out["activation_symmetric"] = _bool(activations["symmetric"], "quantization.activations.symmetric", source)
+        out["activation_symmetric"] = config_flag(activations["symmetric"], "quantization.activations.symmetric",
+                                                  source)
     out.update(_calibration({"algorithm": activations.get("calibration"), "percentile": activations.get("percentile")},
                             "quantization.activations", source))
     if block.get("weight_only") is not None:
-        out["weight_only"] = _bool(block["weight_only"], "quantization.weight_only", source)
+        out["weight_only"] = config_flag(block["weight_only"], "quantization.weight_only", source)
     if block.get("layers") is not None:
         out["layers"] = _names(block["layers"], "quantization.layers", source)
     if block.get("float_layers") is not None:
@@ -191,18 +192,18 @@ def _amct(raw: dict[str, Any], source: Path | None) -> dict[str, Any] | None:
 def _amct_settings(amct: dict[str, Any], source: Path | None) -> dict[str, Any]:
     out: dict[str, Any] = {"precision": "int8"}
     if amct.get("activation_offset") is not None:
-        out["activation_symmetric"] = not _bool(amct["activation_offset"], "activation_offset", source)
+        out["activation_symmetric"] = not config_flag(amct["activation_offset"], "activation_offset", source)
     layers, skipped, channel_wise, algos, percentiles = [], [], set(), set(), set()
     for name, spec in amct.items():
         if not isinstance(spec, dict) or "quant_enable" not in spec:
             continue
-        if not _bool(spec["quant_enable"], f"{name}.quant_enable", source):
+        if not config_flag(spec["quant_enable"], f"{name}.quant_enable", source):
             skipped.append(str(name))
             continue
         layers.append(str(name))
         weights = _mapping(spec.get("weight_quant_params"), f"{name}.weight_quant_params", source)
         if weights.get("channel_wise") is not None:
-            channel_wise.add(_bool(weights["channel_wise"], f"{name}.weight_quant_params.channel_wise", source))
+            channel_wise.add(config_flag(weights["channel_wise"], f"{name}.weight_quant_params.channel_wise", source))
         activations = _mapping(spec.get("activation_quant_params"), f"{name}.activation_quant_params", source)
         if activations.get("act_algo") is not None:
             algos.add(_choice(activations["act_algo"], CALIBRATION, f"{name}.activation_quant_params.act_algo",
@@ -211,7 +212,7 @@ def _amct_settings(amct: dict[str, Any], source: Path | None) -> dict[str, Any]:
             percentiles.add(_percentile(activations["max_percentile"],
                                         f"{name}.activation_quant_params.max_percentile", source))
         if activations.get("with_offset") is not None:
-            out["activation_symmetric"] = not _bool(activations["with_offset"],
+            out["activation_symmetric"] = not config_flag(activations["with_offset"],
                                                     f"{name}.activation_quant_params.with_offset", source)
     skipped += _names(amct.get("skip_layers") or [], "skip_layers", source)
     if layers:
@@ -235,7 +236,8 @@ def _choice(value: Any, allowed: dict[str, Any], name: str, source: Path | None)
     return allowed[key]
 
 
-def _bool(value: Any, name: str, source: Path | None) -> bool:
+def config_flag(value: Any, name: str, source: Path | None) -> bool:
+    """A true/false setting of a build config (YAML/JSON booleans, or "true"/"false" text)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
