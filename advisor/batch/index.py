@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-from ..advice import load_page
+from ..advice import AdviceBook, load_page
 from ..errors import AdvisorError, UsageError
 from ..report import write_files
 from ..report.labels import labels_for, plural
@@ -23,7 +23,7 @@ from ..report.reporters import environment, templates_dir
 from ..report.text import fmt_value
 from .changes import FindingChanges
 from .overview import JobState, RunOverview
-from .records import FindingRecord
+from .records import FindingRecord, Verdict
 from .sparkline import TrendPoint, trend_svg
 from .store import ResultRow
 
@@ -142,9 +142,9 @@ def _row(job: JobState, output: Path, link_base: str | None) -> JobRow:
         name=job.name, status=result.status, status_label=STATUS_LABELS[result.status],
         tone=("ok" if verdict.severity == "ok" else verdict.severity) if verdict else "failed",
         verdict=verdict.verdict if verdict else "failed",
-        verdict_label=verdict_label(verdict.verdict) if verdict else "failed",
+        verdict_label=_title(verdict) if verdict else "failed",
         previous_verdict=previous.verdict.verdict if previous and previous.verdict else None,
-        previous_label=verdict_label(previous.verdict.verdict) if previous and previous.verdict else None,
+        previous_label=_title(previous.verdict) if previous and previous.verdict else None,
         root=_root(result), cosine=_cosine(result), previous_cosine=_cosine(previous) if previous else None,
         errors=verdict.errors if verdict else 0, warnings=verdict.warnings if verdict else 0,
         notes=verdict.notes if verdict else 0, transition=job.transition,
@@ -159,23 +159,30 @@ def _point(result: ResultRow) -> TrendPoint:
     if verdict is None:
         return TrendPoint(result.run_id, None, 0, 0, "failed", f"run {result.run_id}: failed: {result.error}")
     words = labels_for("en")
-    label = (f"run {result.run_id}: {verdict_label(verdict.verdict)}, "
+    label = (f"run {result.run_id}: {_title(verdict)}, "
              f"output cosine {fmt_value(verdict.output_cosine)}, {plural(words, 'term.errors', verdict.errors)}, "
              f"{plural(words, 'term.warnings', verdict.warnings)}")
     return TrendPoint(result.run_id, verdict.output_cosine, verdict.errors, verdict.warnings,
                       "ok" if verdict.severity == "ok" else verdict.severity, label)
 
 
-def verdict_label(kind: str) -> str:
+def verdict_label(kind: str, book: AdviceBook | None = None) -> str:
     """A verdict kind as the reports title it: the advice page's title ("Problem node"), or the
-    label of "consistent" / "unexplained"; the kind itself when no page is known (a pack's own)."""
+    label of "consistent" / "unexplained". ``book``: the job's advice pages, rule packs' own
+    included (the worker titles the verdict with them); the kind itself when no page is known."""
     words = labels_for("en")
     if f"{kind}.title" in words:
         return words[f"{kind}.title"]
     try:
-        return str(load_page(kind)["title"]["en"])
+        return str(load_page(kind, book)["title"]["en"])
     except (AdvisorError, KeyError, TypeError):
         return kind
+
+
+def _title(verdict: Verdict) -> str:
+    """The title the job's report gave its verdict; results recorded before titles were kept are
+    titled from the built-in pages."""
+    return verdict.title or verdict_label(verdict.verdict)
 
 
 def _root(result: ResultRow) -> str | None:

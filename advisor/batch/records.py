@@ -62,6 +62,7 @@ class Verdict:
     warnings: int
     notes: int
     explained: int               # findings explained as propagation
+    title: str | None = None     # the verdict in English as the job's report titles it (its packs' pages)
 
     @property
     def consistent(self) -> bool:

@@ -15,11 +15,15 @@ Tables (version 1):
   rows so a job's trend is one query.
 * ``findings``: the findings of an analysed result, in rank order.
 * ``packs``: the rule packs an analysed result used, with their versions and content hashes.
+
+Version 2 adds ``results.verdict_title``: the verdict as the job's own report titled it in English
+(a rule pack's finding kind has its title only in that job's packs, which the index page does not load).
+Rows written before it hold NULL; the index then titles the kind from the built-in pages.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1
@@ -90,6 +94,10 @@ MIGRATIONS: tuple[str, ...] = (
         digest TEXT NOT NULL
     );
     CREATE INDEX packs_by_result ON packs (result_id);
+    """,
+    # 1 -> 2
+    """
+    ALTER TABLE results ADD COLUMN verdict_title TEXT;
     """,
 )
 

@@ -205,9 +205,9 @@ class HistoryStore:
             self.db.execute("DELETE FROM results WHERE run_id = ? AND job = ?", (run_id, outcome.job))
             cursor = self.db.execute(
                 "INSERT INTO results (run_id, job, status, job_hash, reused_from, verdict, severity, root_op,"
-                " root_index, output_cosine, errors, warnings, notes, explained, error, report_dir, report_files,"
-                " inputs, input_warnings, duration, cpu, finished_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " root_index, output_cosine, errors, warnings, notes, explained, verdict_title, error, report_dir,"
+                " report_files, inputs, input_warnings, duration, cpu, finished_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, outcome.job, outcome.status, outcome.job_hash, reused.origin if reused else None, *values,
                  outcome.error, report_dir, json.dumps(report_files), json.dumps(outcome.inputs, ensure_ascii=False),
                  json.dumps(warnings, ensure_ascii=False), outcome.duration, outcome.cpu, now()))
@@ -281,9 +281,9 @@ class HistoryStore:
 
 def _verdict_columns(verdict: Verdict | None) -> tuple[Any, ...]:
     if verdict is None:
-        return (None,) * 9
+        return (None,) * 10
     return (verdict.verdict, verdict.severity, verdict.root_op, verdict.root_index, verdict.output_cosine,
-            verdict.errors, verdict.warnings, verdict.notes, verdict.explained)
+            verdict.errors, verdict.warnings, verdict.notes, verdict.explained, verdict.title)
 
 
 def _result(row: sqlite3.Row) -> ResultRow:
@@ -291,7 +291,8 @@ def _result(row: sqlite3.Row) -> ResultRow:
     if row["verdict"] is not None:
         verdict = Verdict(verdict=row["verdict"], severity=row["severity"], root_op=row["root_op"],
                           root_index=row["root_index"], output_cosine=row["output_cosine"], errors=row["errors"],
-                          warnings=row["warnings"], notes=row["notes"], explained=row["explained"])
+                          warnings=row["warnings"], notes=row["notes"], explained=row["explained"],
+                          title=row["verdict_title"])
     return ResultRow(id=row["id"], run_id=row["run_id"], job=row["job"], status=row["status"],
                      job_hash=row["job_hash"], reused_from=row["reused_from"], verdict=verdict, error=row["error"],
                      report_dir=row["report_dir"], report_files=json.loads(row["report_files"]),

@@ -18,12 +18,14 @@ import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 
+from ..advice import AdviceBook
 from ..diagnosis import Diagnosis
 from ..errors import AdvisorError
 from ..pipeline import analyse
 from ..report import build_view, get_reporter, remedy_files, write_outputs
 from ..report.model import ReportView
 from .hashing import input_digests, job_hash
+from .index import verdict_label
 from .jobs import Job
 from .records import VERDICT_KINDS, FindingRecord, JobOutcome, PackRecord, Verdict, failed
 
@@ -90,7 +92,8 @@ def verdict_of(diagnosis: Diagnosis, view: ReportView) -> Verdict:
         output_cosine=float(cosine) if isinstance(cosine, (int, float)) and math.isfinite(cosine) else None,
         errors=sum(f.severity == "error" for f in active), warnings=sum(f.severity == "warning" for f in active),
         notes=sum(f.severity == "info" for f in active),
-        explained=sum(f.explained_by is not None for f in diagnosis.findings))
+        explained=sum(f.explained_by is not None for f in diagnosis.findings),
+        title=verdict_label(view.verdict, AdviceBook(diagnosis.advice_pages)))
 
 
 def finding_records(diagnosis: Diagnosis) -> list[FindingRecord]:

@@ -62,3 +62,22 @@ def test_the_schema_is_created_and_versioned(workspace: Workspace) -> None:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"schema_version", "runs", "results", "findings", "packs"} <= tables
+
+
+def test_a_version_1_history_is_upgraded_and_its_verdicts_keep_their_titles(workspace: Workspace) -> None:
+    """Histories written before verdict titles were kept: the next batch migrates them in place, and
+    their verdicts are titled from the built-in advice pages."""
+    manifest = workspace.manifest({"resnet": PROBLEM})
+    workspace.batch(manifest)
+    with sqlite3.connect(workspace.db) as connection:
+        connection.execute("ALTER TABLE results DROP COLUMN verdict_title")
+        connection.execute("UPDATE schema_version SET version = 1")
+    assert workspace.history_json("show", "1", "--job", "resnet")["verdict"]["verdict"] == "problem_node"
+    workspace.put("resnet", OVERFLOW)
+    assert workspace.batch(manifest).code == 0
+    with sqlite3.connect(workspace.db) as connection:
+        assert connection.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+        titles = connection.execute("SELECT run_id, verdict, verdict_title FROM results ORDER BY run_id").fetchall()
+    assert titles == [(1, "problem_node", None), (2, "fp16_overflow", "FP16 overflow")]
+    html = (workspace.out / "index.html").read_text(encoding="utf-8")
+    assert "Problem node" in html and "FP16 overflow" in html

@@ -44,6 +44,52 @@ def test_verdict_badges_read_as_the_report_titles_them(workspace: Workspace) -> 
     assert badges == {"consistent": "Consistent", "problem_node": "Problem node"}
 
 
+TEAM_RULE = """\
+id: team-conv-weights
+title: {en: Conv weights laid out for another layout, zh: 卷积权重按另一种排布存放}
+severity: error
+root_cause: true
+priority: 10
+docs:
+  en: {what: A Conv whose output breaks although its inputs agree., why: Weights were exported in another layout.,
+       fix: Re-export the weights in the layout the target expects.}
+  zh: {what: 输入一致但输出不一致的卷积。, why: 权重以另一种排布导出。, fix: 按目标要求的排布重新导出权重。}
+when: {fact: op, op_type: Conv2D, error_enters: true}
+emit:
+  kind: team_conv_weights
+  confidence: 0.9
+  evidence: {en: "{{ m.op }} breaks", zh: "{{ m.op }} 出错"}
+advice:
+  en: {what: "{{ op }} computes with weights in the wrong layout.", why: The export wrote another layout.,
+       confirm: Compare the weight tensors., fix: {any: Re-export the weights.}, references: ["docs/rule-packs.md"]}
+  zh: {what: "{{ op }} 使用了错误排布的权重。", why: 导出时写成了另一种排布。, confirm: 对比权重张量。,
+       fix: {any: 重新导出权重。}, references: ["docs/rule-packs.md"]}
+cases:
+  - name: a Conv where error enters
+    expect: fire
+    facts: [{fact: op, id: "op:5", index: 5, op: Conv_3, op_type: Conv2D, error_enters: true}]
+  - name: a Conv that inherits error
+    expect: silent
+    facts: [{fact: op, id: "op:5", index: 5, op: Conv_3, op_type: Conv2D, error_enters: false}]
+"""
+
+
+def test_a_rule_packs_own_verdict_reads_as_its_pages_title(workspace: Workspace) -> None:
+    """The index page does not load the jobs' packs: the worker titles the verdict with them."""
+    pack = workspace.root / "team-rules"
+    pack.mkdir()
+    (pack / "pack.yaml").write_text('pack: team\nversion: "1.0"\n', encoding="utf-8")
+    (pack / "team-conv-weights.yaml").write_text(TEAM_RULE, encoding="utf-8")
+    manifest = workspace.manifest({"pnet": {"input": "inputs/pnet.csv", "rules": ["team-rules/"]},
+                                   "bert": PROBLEM})
+    workspace.put("pnet", PROBLEM)
+    assert workspace.batch(manifest).code == 0
+    html = (workspace.out / "index.html").read_text(encoding="utf-8")
+    badges = re.findall(r'<span class="badge sev-\w+" title="(\w+)">([^<]+)</span>', html)
+    assert sorted(badges) == [("problem_node", "Problem node"),
+                              ("team_conv_weights", "Conv weights laid out for another layout")]
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
