@@ -151,8 +151,12 @@ def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int
     print(f"  severity {rule.severity}{', names a root cause' if rule.root_cause else ''}, priority {rule.priority}")
     if rule.tags:
         print(f"  tags: {', '.join(rule.tags)}")
-    if rule.params:
-        print("  params: " + ", ".join(f"{k}={v}" for k, v in rule.params.items()))
+    own = [f"{k}={v}" for k, v in rule.params.items() if k not in rule.shared]
+    if own:
+        print("  params: " + ", ".join(own))
+    if rule.shared:
+        print(f"  pack params (--set {rule.pack}.NAME=VALUE): "
+              + ", ".join(f"{k}={rule.params[k]}" for k in rule.shared))
     for section in ("what", "why", "fix"):
         print(f"  {section}: {rule.docs[lang][section]}")
     when = [_plain({"as": alias, **pattern} if len(rule.patterns) > 1 else pattern) for alias, pattern in rule.patterns]

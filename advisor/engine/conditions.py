@@ -62,6 +62,7 @@ class PatternCompiler:
         self.aliases: dict[str, str] = {}       # alias -> fact kind, in pattern order
         self.problems: list[ConditionProblem] = []
         self.expanded = 1                       # alternatives of the rule so far (product over its patterns)
+        self.used: set[str] = set()             # the parameters the patterns read (``${name}``)
 
     def _problem(self, message: str, node: Any, key: str | None) -> None:
         self.problems.append(ConditionProblem(message, node, key))
@@ -176,6 +177,7 @@ class PatternCompiler:
                     f"unknown parameter '{pname}'{suggest(pname, list(self.params))}; declare it under "
                     f"'params'", node, name)
                 return None
+            self.used.add(pname)
             operand = self.params[pname]
         checker: Callable[[Any], bool] = {
             BOOL: lambda v: isinstance(v, bool),

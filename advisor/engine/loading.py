@@ -125,6 +125,7 @@ def _check_settings(packs: list[RulePack]) -> None:
 
 
 def _check_unique(packs: list[RulePack]) -> None:
+    """Pack names and rule ids are unique, and apart (``--set NAME.PARAM`` names either)."""
     names: dict[str, RulePack] = {}
     owners: dict[str, Rule] = {}
     for pack in packs:
@@ -138,6 +139,11 @@ def _check_unique(packs: list[RulePack]) -> None:
                 raise RulePackError(f"rule id '{rule.id}' is defined twice: here and in {other.source}:{other.line} "
                                     f"(pack '{other.pack}')", path=rule.source, line=rule.line)
             owners[rule.id] = rule
+    for rule_id, rule in owners.items():
+        if rule_id in names:
+            raise RulePackError(f"rule id '{rule_id}' is also the name of pack '{rule_id}' "
+                                f"({names[rule_id].source}): --set {rule_id}.PARAM would name either; rename one",
+                                path=rule.source, line=rule.line)
 
 
 def select_rules(rules: list[Rule], disable: Iterable[str] = (),
@@ -157,21 +163,41 @@ def select_rules(rules: list[Rule], disable: Iterable[str] = (),
 
 
 def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, dict[str, Any]]:
-    """``--set RULE.PARAM=VALUE`` -> {rule id: {param: value}}, checked against the rules' params."""
+    """``--set RULE.PARAM=VALUE`` or ``--set PACK.PARAM=VALUE`` (a pack's shared parameter: every rule
+    of the pack that reads it) -> {rule id: {param: value}}, checked against the rules' params."""
     by_id = {rule.id: rule for rule in rules}
+    sharing: dict[str, dict[str, list[Rule]]] = {}          # pack -> shared param -> rules reading it
+    for rule in rules:
+        for name in rule.shared:
+            sharing.setdefault(rule.pack, {}).setdefault(name, []).append(rule)
     overrides: dict[str, dict[str, Any]] = {}
     for text in texts:
         key, sep, raw = text.partition("=")
-        rule_id, dot, name = key.strip().rpartition(".")
+        owner, dot, name = key.strip().rpartition(".")
         if not sep or not dot:
-            raise UsageError(f"--set '{text}': expected RULE.PARAM=VALUE, e.g. problem-node.min_confidence=0.7")
-        if rule_id not in by_id:
-            raise UsageError(f"--set '{text}': no rule '{rule_id}'{suggest(rule_id, list(by_id))}")
-        params = by_id[rule_id].params
+            raise UsageError(f"--set '{text}': expected RULE.PARAM=VALUE or PACK.PARAM=VALUE, "
+                             f"e.g. problem-node.min_confidence=0.7")
+        if owner in sharing and owner not in by_id:
+            readers = sharing[owner].get(name)
+            if not readers:
+                known = ", ".join(sharing[owner]) or "none"
+                raise UsageError(f"--set '{text}': pack '{owner}' shares no parameter '{name}' (shared: {known})")
+            value = _typed(raw.strip(), readers[0].params[name], text)
+            for rule in readers:
+                overrides.setdefault(rule.id, {})[name] = value
+            continue
+        if owner not in by_id:
+            raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*by_id, *sharing])}")
+        rule = by_id[owner]
+        if name in rule.shared:
+            raise UsageError(f"--set '{text}': '{name}' is a parameter of pack '{rule.pack}', shared by its rules "
+                             f"({', '.join(r.id for r in sharing[rule.pack][name])}): set it with "
+                             f"--set {rule.pack}.{name}={raw.strip()}")
+        params = rule.params
         if name not in params:
             known = ", ".join(params) or "none"
-            raise UsageError(f"--set '{text}': rule '{rule_id}' has no parameter '{name}' (parameters: {known})")
-        overrides.setdefault(rule_id, {})[name] = _typed(raw.strip(), params[name], text)
+            raise UsageError(f"--set '{text}': rule '{owner}' has no parameter '{name}' (parameters: {known})")
+        overrides.setdefault(owner, {})[name] = _typed(raw.strip(), params[name], text)
     return overrides
 
 

@@ -1,6 +1,6 @@
 """Rule packs: YAML an expert writes without reading our Python.
 
-A pack is a folder with ``pack.yaml`` (name, version, description, settings) and one ``<rule-id>.yaml``
+A pack is a folder with ``pack.yaml`` (name, version, description, shared params, settings) and one ``<rule-id>.yaml``
 per rule, possibly in sub-folders; or a single YAML file with ``pack:``, ``version:`` and a ``rules:``
 list. A rule file holds the rule, its documentation (en + zh) and its own test cases. See rules/core/
 and docs/rule-packs.md.
@@ -99,7 +99,7 @@ def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Pr
     seen: dict[str, Rule] = {}
     for rule_path, node in rule_nodes:
         rule_checker = Checker(rule_path)
-        rule = check_rule(node, rule_path, rule_checker, kinds, registry.fields)
+        rule = check_rule(node, rule_path, rule_checker, kinds, registry.fields, pack.shared)
         if rule is not None:
             rule.pack = pack.name
             if rule.id in seen:
@@ -109,6 +109,7 @@ def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Pr
                 seen[rule.id] = rule
                 pack.rules.append(rule)
         checker.problems.extend(rule_checker.problems)
+    _check_shared_used(pack, meta, checker)
     problems.extend(checker.problems)
     if not pack.rules and not pack.params and not pack.thresholds and not problems:
         problems.append(Problem(path, None, None, "the pack has no rules (and no settings)"))
@@ -139,6 +140,8 @@ def _pack_meta(meta: Any, path: Path, checker: Checker) -> RulePack:
                     f"(pip install -U advisor)", meta, "min_advisor_version")
     pack = RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
+    if isinstance(meta.get("params"), dict) and not structural:
+        pack.shared = dict(meta["params"])
     settings = meta.get("settings")
     if isinstance(settings, LineDict) and not structural:      # read once its shape is right
         pack.params, pack.thresholds = _settings(settings, checker)
@@ -162,6 +165,19 @@ def _settings(settings: LineDict, checker: Checker) -> tuple[list[Setting], list
             checker.problems.append(Problem(setting.path, setting.line, None,
                                             f"settings.thresholds '{setting.key}': {message}"))
     return found["params"], found["thresholds"]
+
+
+def _check_shared_used(pack: RulePack, meta: Any, checker: Checker) -> None:
+    """A pack parameter no rule reads is a typo or a leftover. Said only when every rule loaded (a
+    rule with problems is not in the pack, so what it reads is unknown)."""
+    if not pack.shared or checker.problems:
+        return
+    read = {name for rule in pack.rules for name in rule.shared}
+    table = meta.get("params")
+    for name in pack.shared:
+        if name not in read:
+            checker.add(f"pack parameter '{name}' is read by none of the pack's rules (as ${{{name}}} or "
+                        f"params.{name})", table if isinstance(table, LineDict) else meta, name)
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

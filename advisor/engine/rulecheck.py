@@ -57,8 +57,11 @@ def texts(node: Any) -> dict[str, str]:
     return {lang: node[lang] for lang in LANGUAGES}
 
 
-def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields: Fields) -> Rule | None:
-    """The rule, or None when ``checker`` got problems; ``kinds``: the finding kinds it may emit.
+def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields: Fields,
+               shared: Mapping[str, Any] | None = None) -> Rule | None:
+    """The rule, or None when ``checker`` got problems; ``kinds``: the finding kinds it may emit;
+    ``shared``: its pack's parameters (pack.yaml ``params``), which the rule reads without declaring
+    them and may not declare again (one value for the pack). The rule's ``params`` hold those it reads.
     Structure comes from rules/schema/rule.schema.json (schemacheck); what follows is semantic."""
     if not isinstance(node, LineDict):
         checker.add("a rule must be a mapping")
@@ -79,14 +82,22 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     params = node.get("params") or {}
     if not isinstance(params, dict):
         params = {}
+    shared = dict(shared or {})
+    for name in params:
+        if name in shared:
+            checker.add(f"parameter '{name}' is the pack's (pack.yaml 'params'), shared by its rules: use it "
+                        f"without declaring it here", params if isinstance(params, LineDict) else node,
+                        name if isinstance(params, LineDict) else "params")
+    visible = {**shared, **params}
     patterns = _patterns(node.get("when"), node, checker)
-    compiler = PatternCompiler(dict(params), fields)
+    compiler = PatternCompiler(dict(visible), fields)
     for alias, pattern in patterns:
         compiler.pattern(pattern, alias)
     for problem in compiler.problems:
         checker.add(problem.message, problem.node, problem.key)
     aliases = [alias for alias, _ in patterns]
-    emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker, kinds, fields, dict(params))
+    used = set(compiler.used)
+    emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker, kinds, fields, visible, used)
     explain = _explain(node.get("explain"), node, compiler.aliases, checker)
     if ("emit" in node) == ("explain" in node):
         checker.add("a rule has exactly one of 'emit' (a finding) or 'explain' (cause -> symptom)", node)
@@ -104,8 +115,10 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     priority = node.get("priority", 100)
     if checker.problems:
         return None
+    inherited = sorted(name for name in used if name in shared and name not in params)
     return Rule(id=rule_id, title=title, severity=severity, root_cause=bool(node.get("root_cause", False)),
-                priority=priority, tags=list(tags), params=dict(params), docs=docs,
+                priority=priority, tags=list(tags), params={**{n: shared[n] for n in inherited}, **params},
+                shared=tuple(inherited), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=line_of(node) or 0,
                 fields=fields)
 
@@ -132,8 +145,9 @@ def _patterns(when: Any, node: LineDict, checker: Checker) -> list[tuple[str, An
 
 
 def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str], checker: Checker,
-          kinds: set[str], fields: Fields, params: dict[str, Any]) -> Emit | None:
-    """``patterns``: alias -> fact kind; ``kinds``: the finding kinds with advice (built-in or the pack's)."""
+          kinds: set[str], fields: Fields, params: dict[str, Any], used: set[str]) -> Emit | None:
+    """``patterns``: alias -> fact kind; ``kinds``: the finding kinds with advice (built-in or the pack's);
+    the parameters its templates read are added to ``used``."""
     if emit is None:
         return None
     if not isinstance(emit, LineDict):
@@ -148,7 +162,8 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
                     emit, "subject")
     confidence = emit.get("confidence", 1.0)
     if isinstance(confidence, str) and "{{" in confidence:   # a template: its number (empty: no finding)
-        problem = template_problem(template_env, confidence) or template_fields(confidence, patterns, fields, params)
+        problem = (template_problem(template_env, confidence)
+                   or template_fields(confidence, patterns, fields, params, used))
         if problem:
             checker.add(f"'emit.confidence': {problem}", emit, "confidence")
     elif isinstance(confidence, str):
@@ -165,7 +180,7 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
             checker.add("'emit.op' is '$pattern.field' naming the op, e.g. $m.output_op", emit, "op")
     evidence = texts(emit.get("evidence"))
     for lang, text in evidence.items():
-        problem = template_problem(template_env, text) or template_fields(text, patterns, fields, params)
+        problem = template_problem(template_env, text) or template_fields(text, patterns, fields, params, used)
         if problem:
             where = emit["evidence"]
             checker.add(f"evidence.{lang}: {problem}", where if isinstance(where, LineDict) else emit,
@@ -183,10 +198,12 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
                 values=values)
 
 
-def template_fields(text: str, patterns: dict[str, str], fields: Fields, params: dict[str, Any]) -> str | None:
+def template_fields(text: str, patterns: dict[str, str], fields: Fields, params: dict[str, Any],
+                    used: set[str] | None = None) -> str | None:
     """The first name an evidence template uses that its context will not hold: ``alias.field`` of a
     pattern's fact kind, ``params.name`` of the rule, or a bare name that is neither. Read from Jinja's
-    AST, so a typo fails validation instead of rendering "n/a" in every report."""
+    AST, so a typo fails validation instead of rendering "n/a" in every report. The parameters the
+    template reads are added to ``used``."""
     try:
         tree = template_env.parse(text)
     except TemplateSyntaxError:
@@ -214,6 +231,8 @@ def template_fields(text: str, patterns: dict[str, str], fields: Fields, params:
         if base.name == "params" and name not in params:
             return (f"unknown parameter 'params.{name}' (line {node.lineno} of the template)"
                     f"{suggest(name, list(params))}; the rule's params: {', '.join(params) or 'none'}")
+        if base.name == "params" and used is not None:
+            used.add(name)
         if base.name in patterns and name not in fields[patterns[base.name]]:
             kind = patterns[base.name]
             return (f"'{kind}' facts have no field '{name}' ('{base.name}.{name}', line {node.lineno} of the "

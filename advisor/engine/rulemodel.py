@@ -21,7 +21,7 @@ DOC_SECTIONS = ("what", "why", "fix")
 RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
              "emit", "explain", "cases", "advice"}
 EMIT_KEYS = {"kind", "subject", "op", "confidence", "evidence", "values"}
-PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version", "settings"}
+PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version", "params", "settings"}
 ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 ALIAS = re.compile(r"^[a-z][a-z0-9_]*$")
 KIND = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -57,6 +57,7 @@ class Rule:
     source: Path
     line: int
     pack: str = ""
+    shared: tuple[str, ...] = ()        # names in ``params`` that are the pack's (pack.yaml ``params``)
     # The fact schema the rule was validated against (the run's Registry.fields): compiled with it.
     fields: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=lambda: FACT_FIELDS,
                                                                 repr=False, compare=False)
@@ -109,6 +110,7 @@ class RulePack:
     source: Path
     rules: list[Rule] = field(default_factory=list)
     advice: dict[str, tuple[dict, str]] = field(default_factory=dict)   # inline pages: kind -> (page, where)
+    shared: dict[str, Any] = field(default_factory=dict)      # pack-level ``params``, shared by its rules
     params: list[Setting] = field(default_factory=list)       # settings.params: tune rules of any pack
     thresholds: list[Setting] = field(default_factory=list)   # settings.thresholds: thresholds and knobs
 
