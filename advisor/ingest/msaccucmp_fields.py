@@ -55,14 +55,20 @@ def string_array(arrow: Any) -> pd.api.extensions.ExtensionArray:
 def split_tensor_ids(ids: Any) -> tuple[pd.api.extensions.ExtensionArray, pd.api.extensions.ExtensionArray]:
     """(io, slot) from TensorIndex, read from the right (op names may hold ``:``): ``input`` or
     ``output`` and the slot number; NA where an id does not end that way."""
+    io, values, missing = split_tensor_ids_arrow(arrow_strings(ids))
+    return string_array(io), pd.arrays.IntegerArray(values, missing)
+
+
+def split_tensor_ids_arrow(ids: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """As split_tensor_ids, kept in Arrow and numpy: io (Arrow strings), slot (int64, 0 where
+    NA) and where the slot is NA."""
     import pyarrow.compute as pc
 
-    parts = pc.extract_regex(arrow_strings(ids), TENSOR_ID_PATTERN)
-    io = pc.struct_field(parts, [0])
+    parts = pc.extract_regex(ids, TENSOR_ID_PATTERN)
     slot = pc.struct_field(parts, [1]).cast("int64")
     missing = np.asarray(pc.is_null(slot).to_numpy(zero_copy_only=False), dtype=bool)
     values = np.asarray(pc.fill_null(slot, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return string_array(io), pd.arrays.IntegerArray(values, missing)
+    return pc.struct_field(parts, [0]), values, missing
 
 
 def split_tensor_ids_regex(ids: pd.Series) -> tuple[pd.api.extensions.ExtensionArray,
