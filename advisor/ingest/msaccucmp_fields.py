@@ -24,6 +24,7 @@ from advisor.ingest.table import STAT_COLUMNS
 MAX_SLOT_DIGITS = 18  # int64 holds any 18-digit number
 TENSOR_ID_PATTERN = r":(?P<io>input|output):(?P<slot>[0-9]{1," + str(MAX_SLOT_DIGITS) + "})$"
 STD_PATTERN = r"^\s*\(([^;()]*);([^;()]*)\)\s*,\s*\(([^;()]*);([^;()]*)\)\s*$"
+_STD_STRICT = r"^\((?P<a>[^;()\s]*);(?P<b>[^;()\s]*)\),\((?P<c>[^;()\s]*);(?P<d>[^;()\s]*)\)$"
 _STD_NAMED = r"^\s*\((?P<a>[^;()]*);(?P<b>[^;()]*)\)\s*,\s*\((?P<c>[^;()]*);(?P<d>[^;()]*)\)\s*$"
 
 
@@ -88,19 +89,24 @@ def split_standard_deviation(values: Any, lines: np.ndarray, path: Path, header:
 
 def _split_std_fast(values: Any) -> dict[str, np.ndarray] | None:
     """Arrow's regex and casts; None when any cell is not four plain numbers (a ``*`` or empty
-    part, a malformed cell): the exact path decides those."""
+    part, a malformed cell): the exact path decides those. msaccucmp writes no spaces, so the
+    strict pattern (no trimming) is tried first; only cells it refuses are tried with spaces."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     text = arrow_strings(values)
-    parts = pc.extract_regex(text, _STD_NAMED)
-    if parts.null_count != text.null_count:  # a present cell that is not (a;b),(c;d)
-        return None
+    parts = pc.extract_regex(text, _STD_STRICT)
+    trim = parts.null_count != text.null_count
+    if trim:
+        parts = pc.extract_regex(text, _STD_NAMED)
+        if parts.null_count != text.null_count:  # a present cell that is not (a;b),(c;d)
+            return None
     out = {}
     try:
         for i, name in enumerate(STAT_COLUMNS):
-            number = pc.utf8_trim_whitespace(pc.struct_field(parts, [i])).cast(pa.float64())
-            out[name] = np.asarray(pc.fill_null(number, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+            part = pc.struct_field(parts, [i])
+            number = (pc.utf8_trim_whitespace(part) if trim else part).cast(pa.float64())
+            out[name] = np.asarray(number.to_numpy(zero_copy_only=False), dtype=np.float64)  # NA -> NaN
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return out
