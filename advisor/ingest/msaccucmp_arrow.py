@@ -21,7 +21,9 @@ here, when a file is read.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, na_array, na_colu
 # time, and a block's parse buffers and raw text are all that is alive beside the final columns
 # (1 MiB: ~3,000 rows; 16 MiB blocks doubled the reader's peak and were no faster).
 BLOCK_BYTES = 1 << 20
+IN_FLIGHT = 2  # parsed blocks waiting for the worker
 ENCODINGS = ("utf-8", "utf-8-sig")
 # No-value words every text and number column shares; ``*`` is NA too except in the two op-name
 # columns, where it marks a missing side (handled below).
@@ -61,17 +64,36 @@ def read_arrow(path: Path, encoding: str, layout: Layout) -> pd.DataFrame | None
         with open(path, "rb") as handle:
             counted = _LineCounter(handle)
             parts = _Parts(path.stat().st_size)
-            for batch in _batches(counted, layout):
-                parts.next_block(batch.num_rows)
-                _convert(batch, layout, parts)
-                parts.start += batch.num_rows
-        if not parts.start or counted.lines() != parts.start + 1:  # a quoted newline
+            _convert_blocks(_batches(counted, layout), layout, parts)
+        if not parts.rows or counted.lines() != parts.rows + 1:  # a quoted newline
             return None
-        return _frame(parts, parts.start, layout, path)
+        return _frame(parts, parts.rows, layout, path)
     except (pa.ArrowException, _GiveWay):
         return None
     finally:
         pa.default_memory_pool().release_unused()
+
+
+def _convert_blocks(batches: Any, layout: Layout, parts: _Parts) -> None:
+    """Each block converted by one worker thread while pyarrow parses the next (both release the
+    GIL for their C++ work); at most IN_FLIGHT parsed blocks wait, so memory stays a few blocks."""
+    pending: deque[Future[None]] = deque()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="advisor-msaccucmp") as worker:
+        try:
+            for batch in batches:
+                if parts.must_grow(batch.num_rows):
+                    while pending:  # no block may be written while the arrays are moved
+                        pending.popleft().result()
+                start = parts.next_block(batch.num_rows)
+                pending.append(worker.submit(_convert, batch, layout, parts, start))
+                del batch
+                while len(pending) > IN_FLIGHT:
+                    pending.popleft().result()
+            while pending:
+                pending.popleft().result()
+        finally:
+            for job in pending:
+                job.cancel()
 
 
 class _LineCounter:
@@ -125,27 +147,32 @@ class _Parts:
     def __init__(self, file_bytes: int) -> None:
         self.file_bytes = file_bytes
         self.capacity = 0
-        self.start = 0          # the first row of the block being added
+        self.rows = 0           # rows of the blocks given room so far
         self.arrays: dict[str, np.ndarray] = {}
         self.chunks: dict[str, list[Any]] = {}
         self.maps: dict[str, dict[str, Any]] = {}  # distinct text -> mapped value, per column
 
-    def next_block(self, rows: int) -> None:
+    def must_grow(self, rows: int) -> bool:
+        return bool(self.capacity) and self.rows + rows > self.capacity
+
+    def next_block(self, rows: int) -> int:
+        """Make room for a block of ``rows``; its first row."""
         if not self.capacity:  # a block is BLOCK_BYTES of the file; guess a quarter more rows
             self.capacity = rows + int(1.25 * rows * self.file_bytes / BLOCK_BYTES)
-        needed = self.start + rows
-        if needed > self.capacity:
-            self.capacity = max(needed, 2 * self.capacity)
+        if self.rows + rows > self.capacity:
+            self.capacity = max(self.rows + rows, 2 * self.capacity)
             for name, values in self.arrays.items():
                 grown = np.empty(self.capacity, dtype=values.dtype)
-                grown[:self.start] = values[:self.start]
+                grown[:self.rows] = values[:self.rows]
                 self.arrays[name] = grown
+        start, self.rows = self.rows, self.rows + rows
+        return start
 
-    def add(self, name: str, piece: Any) -> None:
+    def add(self, name: str, piece: Any, start: int) -> None:
         if isinstance(piece, np.ndarray):
             if name not in self.arrays:
                 self.arrays[name] = np.empty(self.capacity, dtype=piece.dtype)
-            self.arrays[name][self.start:self.start + len(piece)] = piece
+            self.arrays[name][start:start + len(piece)] = piece
         else:
             self.chunks.setdefault(name, []).append(piece)
 
@@ -153,7 +180,7 @@ class _Parts:
         return name in self.arrays or name in self.chunks
 
     def numpy(self, name: str) -> np.ndarray:
-        return self.arrays.pop(name)[:self.start]
+        return self.arrays.pop(name)[:self.rows]
 
     def strings(self, name: str) -> pd.api.extensions.ExtensionArray:
         import pyarrow as pa
@@ -164,23 +191,26 @@ class _Parts:
         return pd.arrays.BooleanArray(self.numpy(name), self.numpy(name + "/na"))
 
 
-def _convert(batch: Any, layout: Layout, parts: _Parts) -> None:
-    """One block's cells -> its pieces of the final columns."""
+def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
+    """One block's cells -> its pieces of the final columns (rows from ``start`` on)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    def add(name: str, piece: Any) -> None:
+        parts.add(name, piece, start)
 
     rows = batch.num_rows
     names = set(batch.schema.names)
     float_roles = set(layout.float_roles)
     for role in batch.schema.names:
         if role in float_roles:  # nulls become NaN
-            parts.add(role, batch.column(role).to_numpy(zero_copy_only=False))
+            add(role, batch.column(role).to_numpy(zero_copy_only=False))
     if STD_ROLE in names:
         stats = _split_std_fast(batch.column(STD_ROLE))
         if stats is None:
             raise _GiveWay
         for name, values in stats.items():
-            parts.add(name, values)
+            add(name, values)
     no_text = pa.nulls(rows, type=pa.large_string())
     text = {role: batch.column(role) if role in names else no_text
             for role in ("op_name", "golden_ops", "tensor_id", "op_type")}
@@ -189,32 +219,32 @@ def _convert(batch: Any, layout: Layout, parts: _Parts) -> None:
         raise _GiveWay  # the exact read drops such rows and keeps the others' lines
     op_name, golden = text["op_name"], text["golden_ops"]
     golden_only, npu_only = _equals(op_name, "*"), _equals(golden, "*")
-    parts.add("golden_only", golden_only)
-    parts.add("npu_only", npu_only)
-    parts.add("op_name", _mask(op_name, golden_only))
-    parts.add("golden_ops", _mask(golden, npu_only))
+    add("golden_only", golden_only)
+    add("npu_only", npu_only)
+    add("op_name", _mask(op_name, golden_only))
+    add("golden_ops", _mask(golden, npu_only))
     op_type = _star_is_na(text["op_type"])
-    parts.add("op_type", op_type)
-    parts.add("is_network_output", _bools(pc.and_(pc.is_null(op_type),
+    add("op_type", op_type)
+    add("is_network_output", _bools(pc.and_(pc.is_null(op_type),
                                                   pc.fill_null(pc.equal(op_name, "Node_Output"), False))))
     for role in DTYPE_ROLES:
         if role in names:
-            parts.add(role, _distinct_map(_star_is_na(batch.column(role)), normalise_dtype, pa.large_string(),
+            add(role, _distinct_map(_star_is_na(batch.column(role)), normalise_dtype, pa.large_string(),
                                           parts.maps.setdefault(role, {})))
     for role in FLAG_ROLES:
         if role in names:
             flags = _distinct_map(batch.column(role), _yes_no_word, pa.bool_(), parts.maps.setdefault(role, {}))
-            parts.add(role, _bools(pc.fill_null(flags, False)))
-            parts.add(role + "/na", _bools(pc.is_null(flags)))
+            add(role, _bools(pc.fill_null(flags, False)))
+            add(role + "/na", _bools(pc.is_null(flags)))
     if "tensor_id" in names:
         io, slot, no_slot = split_tensor_ids_arrow(text["tensor_id"])
-        parts.add("io", io)
-        parts.add("slot", slot)
-        parts.add("slot/na", no_slot)
-        parts.add("tensor_id", text["tensor_id"])
+        add("io", io)
+        add("slot", slot)
+        add("slot/na", no_slot)
+        add("tensor_id", text["tensor_id"])
     for role in (*PLAIN_TEXT_ROLES, *layout.user_roles):
         if role in names and role != "tensor_id":
-            parts.add(role, _star_is_na(batch.column(role)))
+            add(role, _star_is_na(batch.column(role)))
 
 
 def _frame(parts: _Parts, rows: int, layout: Layout, path: Path) -> pd.DataFrame:
