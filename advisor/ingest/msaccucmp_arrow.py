@@ -225,8 +225,9 @@ def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
     add("golden_ops", _mask(golden, npu_only))
     op_type = _star_is_na(text["op_type"])
     add("op_type", op_type)
-    add("is_network_output", _bools(pc.and_(pc.is_null(op_type),
-                                                  pc.fill_null(pc.equal(op_name, "Node_Output"), False))))
+    # Only a row without an op type can be the Node_Output row.
+    add("is_network_output", _bools(pc.and_(pc.is_null(op_type), pc.fill_null(pc.equal(op_name, "Node_Output"), False)))
+        if op_type.null_count else np.zeros(rows, dtype=bool))
     for role in DTYPE_ROLES:
         if role in names:
             add(role, _distinct_map(_star_is_na(batch.column(role)), normalise_dtype, pa.large_string(),
@@ -290,6 +291,10 @@ def _mask(values: Any, where: np.ndarray) -> Any:
 
 
 def _star_is_na(values: Any) -> Any:
+    import pyarrow.compute as pc
+
+    if pc.index(values, "*").as_py() < 0:  # the usual block: no star, one pass, no mask
+        return values
     return _mask(values, _equals(values, "*"))
 
 

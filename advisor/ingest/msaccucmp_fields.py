@@ -67,6 +67,8 @@ def split_tensor_ids_arrow(ids: Any) -> tuple[Any, np.ndarray, np.ndarray]:
 
     parts = pc.extract_regex(ids, TENSOR_ID_PATTERN)
     slot = pc.struct_field(parts, [1]).cast("int64")
+    if not slot.null_count:  # the usual case: every id ends in :input:n or :output:n
+        return pc.struct_field(parts, [0]), slot.to_numpy(), np.zeros(len(slot), dtype=bool)
     missing = np.asarray(pc.is_null(slot).to_numpy(zero_copy_only=False), dtype=bool)
     values = np.asarray(pc.fill_null(slot, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return pc.struct_field(parts, [0]), values, missing
