@@ -179,34 +179,14 @@ def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
     return na_array(COLUMNS[name], rows)
 
 
-def na_columns(names: list[str], rows: int) -> dict[str, np.ndarray | pd.api.extensions.ExtensionArray]:
-    """Canonical columns ``names``, all NA. Columns of one dtype share one read-only buffer of NA
-    (Arrow's are immutable; the numpy ones are marked read-only, so writing into one column gives
-    it new values and leaves the others), so a million-row table from a format that fills a third
-    of the schema does not hold a buffer per absent column."""
-    shared: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {}
-    out: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {}
-    for name in names:
-        dtype = COLUMNS[name]
-        if dtype not in shared:
-            shared[dtype] = column = na_column(name, rows)
-            masked = isinstance(column, pd.arrays.BooleanArray | pd.arrays.IntegerArray)
-            for buffer in (column._data, column._mask) if masked else (column,):
-                if isinstance(buffer, np.ndarray):
-                    buffer.flags.writeable = False
-        out[name] = _view(shared[dtype])
-    return out
-
-
-def _view(column: np.ndarray | pd.api.extensions.ExtensionArray) -> np.ndarray | pd.api.extensions.ExtensionArray:
-    """Another array over the same buffers."""
-    if isinstance(column, np.ndarray):
-        return column.view()
-    if isinstance(column, pd.arrays.ArrowStringArray):
-        return type(column)(column._pa_array)
-    if isinstance(column, pd.arrays.BooleanArray | pd.arrays.IntegerArray):
-        return type(column)(column._data, column._mask)
-    return column.copy()
+def na_columns(names: list[str], rows: int) -> dict[str, pd.Series]:
+    """Canonical columns ``names``, all NA, for ``pd.DataFrame(..., copy=False)``. Columns of one
+    dtype are one Series of NA, shared: pandas' copy-on-write gives a column its own copy the first
+    time it is written to, so a million-row table from a format that fills a third of the schema
+    does not hold a buffer per absent column."""
+    shared: dict[str, pd.Series] = {}
+    return {name: shared.setdefault(COLUMNS[name], pd.Series(na_column(name, rows), copy=False))
+            for name in names}
 
 
 def empty_frame(rows: int) -> pd.DataFrame:
