@@ -38,11 +38,13 @@ from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, na_array, na_colu
 
 # Bytes of the file per block. Small on purpose: pyarrow's streaming reader parses one block at a
 # time, and a block's parse buffers and raw text are all that is alive beside the final columns
-# (1 MiB: ~3,000 rows; 16 MiB blocks doubled the reader's peak and were no faster).
+# (1 MiB: ~3,000 rows. Parsing the 1M-row benchmark file and dropping each block peaked at ~560 MiB
+# RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time.)
 BLOCK_BYTES = 1 << 20
 IN_FLIGHT = 2  # parsed blocks waiting for the worker
-# Text is joined JOIN_BLOCKS blocks at a time: a column of a thousand small chunks made every later
-# operation on it (comparisons, takes, factorize) pay a thousand calls.
+# Text is joined JOIN_BLOCKS blocks at a time, so a text column has about as many chunks as with the
+# 16 MiB blocks the later stages were tuned on (~30 at 1M rows), not one per block: every later
+# Arrow operation on a column (comparisons, takes, factorize) makes a call per chunk.
 JOIN_BLOCKS = 16
 ENCODINGS = ("utf-8", "utf-8-sig")
 # No-value words every text and number column shares; ``*`` is NA too except in the two op-name
