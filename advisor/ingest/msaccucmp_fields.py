@@ -24,6 +24,7 @@ from advisor.ingest.table import STAT_COLUMNS
 MAX_SLOT_DIGITS = 18  # int64 holds any 18-digit number
 TENSOR_ID_PATTERN = r":(?P<io>input|output):(?P<slot>[0-9]{1," + str(MAX_SLOT_DIGITS) + "})$"
 STD_PATTERN = r"^\s*\(([^;()]*);([^;()]*)\)\s*,\s*\(([^;()]*);([^;()]*)\)\s*$"
+_STD_STRICT = r"^\((?P<a>[^;()\s]*);(?P<b>[^;()\s]*)\),\((?P<c>[^;()\s]*);(?P<d>[^;()\s]*)\)$"
 _STD_NAMED = r"^\s*\((?P<a>[^;()]*);(?P<b>[^;()]*)\)\s*,\s*\((?P<c>[^;()]*);(?P<d>[^;()]*)\)\s*$"
 
 
@@ -55,14 +56,22 @@ def string_array(arrow: Any) -> pd.api.extensions.ExtensionArray:
 def split_tensor_ids(ids: Any) -> tuple[pd.api.extensions.ExtensionArray, pd.api.extensions.ExtensionArray]:
     """(io, slot) from TensorIndex, read from the right (op names may hold ``:``): ``input`` or
     ``output`` and the slot number; NA where an id does not end that way."""
+    io, values, missing = split_tensor_ids_arrow(arrow_strings(ids))
+    return string_array(io), pd.arrays.IntegerArray(values, missing)
+
+
+def split_tensor_ids_arrow(ids: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """As split_tensor_ids, kept in Arrow and numpy: io (Arrow strings), slot (int64, 0 where
+    NA) and where the slot is NA."""
     import pyarrow.compute as pc
 
-    parts = pc.extract_regex(arrow_strings(ids), TENSOR_ID_PATTERN)
-    io = pc.struct_field(parts, [0])
+    parts = pc.extract_regex(ids, TENSOR_ID_PATTERN)
     slot = pc.struct_field(parts, [1]).cast("int64")
+    if not slot.null_count:  # the usual case: every id ends in :input:n or :output:n
+        return pc.struct_field(parts, [0]), slot.to_numpy(), np.zeros(len(slot), dtype=bool)
     missing = np.asarray(pc.is_null(slot).to_numpy(zero_copy_only=False), dtype=bool)
     values = np.asarray(pc.fill_null(slot, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return string_array(io), pd.arrays.IntegerArray(values, missing)
+    return pc.struct_field(parts, [0]), values, missing
 
 
 def split_tensor_ids_regex(ids: pd.Series) -> tuple[pd.api.extensions.ExtensionArray,
@@ -82,19 +91,24 @@ def split_standard_deviation(values: Any, lines: np.ndarray, path: Path, header:
 
 def _split_std_fast(values: Any) -> dict[str, np.ndarray] | None:
     """Arrow's regex and casts; None when any cell is not four plain numbers (a ``*`` or empty
-    part, a malformed cell): the exact path decides those."""
+    part, a malformed cell): the exact path decides those. msaccucmp writes no spaces, so the
+    strict pattern (no trimming) is tried first; only cells it refuses are tried with spaces."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     text = arrow_strings(values)
-    parts = pc.extract_regex(text, _STD_NAMED)
-    if parts.null_count != text.null_count:  # a present cell that is not (a;b),(c;d)
-        return None
+    parts = pc.extract_regex(text, _STD_STRICT)
+    trim = parts.null_count != text.null_count
+    if trim:
+        parts = pc.extract_regex(text, _STD_NAMED)
+        if parts.null_count != text.null_count:  # a present cell that is not (a;b),(c;d)
+            return None
     out = {}
     try:
         for i, name in enumerate(STAT_COLUMNS):
-            number = pc.utf8_trim_whitespace(pc.struct_field(parts, [i])).cast(pa.float64())
-            out[name] = np.asarray(pc.fill_null(number, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+            part = pc.struct_field(parts, [i])
+            number = (pc.utf8_trim_whitespace(part) if trim else part).cast(pa.float64())
+            out[name] = np.asarray(number.to_numpy(zero_copy_only=False), dtype=np.float64)  # NA -> NaN
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return out

@@ -179,18 +179,14 @@ def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
     return na_array(COLUMNS[name], rows)
 
 
-def na_columns(names: list[str], rows: int) -> dict[str, np.ndarray | pd.api.extensions.ExtensionArray]:
-    """Canonical columns ``names``, all NA. The text ones share one Arrow buffer of nulls (immutable:
-    writing into one column gives it new values and leaves the others), so a million-row table from
-    a format that fills a third of the schema does not hold a buffer per absent text column."""
-    nulls = None
-    out: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {}
-    for name in names:
-        column = na_column(name, rows) if nulls is None or COLUMNS[name] != "string" else type(nulls)(nulls._pa_array)
-        if COLUMNS[name] == "string" and isinstance(column, pd.arrays.ArrowStringArray):
-            nulls = column
-        out[name] = column
-    return out
+def na_columns(names: list[str], rows: int) -> dict[str, pd.Series]:
+    """Canonical columns ``names``, all NA, for ``pd.DataFrame(..., copy=False)``. Columns of one
+    dtype are one Series of NA, shared: pandas' copy-on-write gives a column its own copy the first
+    time it is written to, so a million-row table from a format that fills a third of the schema
+    does not hold a buffer per absent column."""
+    shared: dict[str, pd.Series] = {}
+    return {name: shared.setdefault(COLUMNS[name], pd.Series(na_column(name, rows), copy=False))
+            for name in names}
 
 
 def empty_frame(rows: int) -> pd.DataFrame:
