@@ -25,17 +25,18 @@ OP_TYPES = ("Conv2D", "BNInferenceD", "LeakyRelu", "TransData", "Cast", "Add", "
 PASSES = ("BatchNormPreprocessFusionPass", "BatchNormBnInferFusionPass", "HostBNFusionPass")
 
 
-def _desc(dims: tuple[int, ...], dtype: str = "DT_FLOAT16", indent: str = "    ") -> str:
-    shape = "".join(f"{indent}    dim: {d}\n" for d in dims)
+def _desc(dims: tuple[int, ...], dtype: str = "DT_FLOAT16", indent: str = "      ") -> str:
+    """The fields of a tensor descriptor as DebugString prints them at ``indent`` (its message's + 2)."""
+    shape = "".join(f"{indent}  dim: {d}\n" for d in dims)
     attrs = "".join(
-        f'{indent}  attr {{\n{indent}    key: "{key}"\n{indent}    value {{\n{indent}      {value}\n'
-        f"{indent}    }}\n{indent}  }}\n"
+        f'{indent}attr {{\n{indent}  key: "{key}"\n{indent}  value {{\n{indent}    {value}\n'
+        f"{indent}  }}\n{indent}}}\n"
         for key, value in (("origin_format", 's: "NCHW"'), ("origin_data_type", 's: "DT_FLOAT"'),
                            ("format_for_int", "i: 0"), ("origin_format_is_set", "b: true"),
                            ("placement", "i: 0"), ("_is_zero_copy_block", "b: false")))
-    origin = "".join(f"{indent}          i: {d}\n" for d in dims)
-    attrs += (f'{indent}  attr {{\n{indent}    key: "origin_shape"\n{indent}    value {{\n{indent}      list {{\n'
-              f"{origin}{indent}        val_type: VT_LIST_INT\n{indent}      }}\n{indent}    }}\n{indent}  }}\n")
+    origin = "".join(f"{indent}      i: {d}\n" for d in dims)
+    attrs += (f'{indent}attr {{\n{indent}  key: "origin_shape"\n{indent}  value {{\n{indent}    list {{\n'
+              f"{origin}{indent}      val_type: VT_LIST_INT\n{indent}    }}\n{indent}  }}\n{indent}}}\n")
     return (f"{indent}dtype: {dtype}\n{indent}shape {{\n{shape}{indent}}}\n{indent}layout: \"NCHW\"\n{attrs}"
             f"{indent}size: 1024\n{indent}device_type: \"NPU\"\n{indent}real_dim_cnt: {len(dims)}\n")
 
@@ -60,8 +61,9 @@ def op_text(name: str, op_type: str, inputs: Sequence[str] = (), originals: Sequ
             lines.append(f'    attr {{\n      key: "_attr_{k:02d}"\n      value {{\n        {value}\n'
                          "      }\n    }\n")
         lines.append(f"    id: {op_id}\n    stream_id: 0\n")
-        lines.append(f"    input_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
-        lines.append(f"    output_desc {{\n{_desc((1, 64, 56, 56))}    }}\n")
+        channels = (16 * (1 + (op_id - 1) % 8), 16 * (1 + op_id % 8))  # the input is the previous op's output
+        lines.append(f"    input_desc {{\n{_desc((1, channels[0], 56, 56))}    }}\n")
+        lines.append(f"    output_desc {{\n{_desc((1, channels[1], 56, 56))}    }}\n")
     lines.append("  }\n")
     return "".join(lines)
 
