@@ -152,9 +152,14 @@ def _op(text: str, start: int, end: int, descs: dict[str, TensorDesc]) -> dict[s
     op: dict[str, Any] = {}
     attrs = DecodedAttrs()
     for akey, kind, token, lkey, lbody, name, value, block, body, _ in _fields(4).findall(text, start, end):
-        if akey:  # inline for the usual string attribute: this runs for most of the lines of a dump
-            attrs[akey[1:-1] if "\\" not in akey else _key(akey)] = (
-                token[1:-1] if kind == "s" and token[0] == '"' and "\\" not in token else _attr(kind, token))
+        if akey:  # the usual attributes decoded inline: this runs for most of the lines of a dump
+            key = akey[1:-1] if "\\" not in akey else _key(akey)
+            if kind == "s" and token[0] == '"' and "\\" not in token:
+                attrs[key] = token[1:-1]
+            elif kind == "b" and token in _BOOLS:
+                attrs[key] = _BOOLS[token]
+            else:
+                attrs[key] = _attr(kind, token)
         elif lkey:
             attrs[_key(lkey)] = _list(lbody)
         elif name:
