@@ -158,6 +158,8 @@ def _op(text: str, start: int, end: int, descs: dict[str, TensorDesc]) -> dict[s
                 attrs[key] = token[1:-1]
             elif kind == "b" and token in _BOOLS:
                 attrs[key] = _BOOLS[token]
+            elif kind == "i" and token.isdecimal():
+                attrs[key] = int(token)
             else:
                 attrs[key] = _attr(kind, token)
         elif lkey:
