@@ -2,20 +2,24 @@
 
 DUMP_GE_GRAPH writes ``DebugString`` output: one field per line, each message's fields indented two
 spaces deeper than the message, its ``}`` at the message's own indent. So a message's body is the run
-of lines indented deeper than its opener, and one compiled regex per indent splits a body into its
-fields in C: a whole one-value attribute (``attr { key value { s: ... } }``, most of a dump's lines)
-in one match, a ``name: value`` line, or a sub-message with its body. Python then sees one tuple per
-field of an op, not one per line or token, and only for what ``ge_ops.build_node`` reads: op fields
-it does not read (``stream_id``, ``workspace``...) are not decoded, tensor descriptors are read for
-their dtype, shape, layout and ``origin_*`` attributes only, and attribute maps arrive decoded
-(``DecodedAttrs``), so the values are those ``ge_ops.attr_value`` gives.
+of lines indented deeper than its opener: a graph's or an op's ends at the first ``}`` line at its
+indent (``str.find``), and one compiled regex per indent splits an op's body into its fields in C: a
+whole one-value attribute (``attr { key value { s: ... } }``, most of a dump's lines) or list
+attribute in one match, a ``name: value`` line, or a sub-message with its body. Python then sees one
+tuple per field of an op, not one per line or token, and only for what ``ge_ops.build_node`` reads:
+op fields it does not read (``stream_id``, ``workspace``...) are not decoded, tensor descriptors are
+read for their dtype, shape, layout and ``origin_*`` attributes only (once per distinct descriptor
+text: a tensor is most often described alike by the op that writes it and the ops that read it), and
+attribute maps arrive decoded (``DecodedAttrs``), with the values ``ge_ops.attr_value`` gives.
 
-``scan(text)`` returns the ModelDef in the shape ``protobuf_text.parse`` gives (graphs, ops and their
-fields as lists, which ``many``/``one`` read alike), or None as soon as anything is not in that
-layout (another indent, a comment, two fields on a line, a field of the model or graph it does not
-know, a value it cannot decode...): ``ge_text`` then parses the file with ``protobuf_text``, which
-reads any protobuf text and reports errors with their line. Attributes and messages of rarer shapes
-(a tensor, a function, nested lists) are handed to ``protobuf_text`` one at a time.
+``scan(text)`` returns the ModelDef in the shape ``protobuf_text.parse`` gives (an op's fields as
+lists, which ``many``/``one`` read alike), or None as soon as anything is not in that layout
+(another indent, a comment, two fields on a line, a message of the model or graph GE does not write,
+a value it cannot decode, a missing ``}``...): ``ge_text`` then parses the file with
+``protobuf_text``, which reads any protobuf text and reports errors with their line. Attributes of
+rarer shapes (a tensor, a function, nested lists) are handed to ``protobuf_text`` one at a time.
+Unread messages of an op are skipped without being checked line by line: a broken line there is
+not reported (their indentation is).
 """
 
 from __future__ import annotations
