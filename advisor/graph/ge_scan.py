@@ -122,7 +122,9 @@ def _items(text: str, start: int, end: int, indent: int, opener: str) -> Iterato
     closer = "\n" + " " * indent + "}\n"
     pos = start
     while pos < end:
-        if text.startswith(opener, pos):
+        if text[pos] == "\n":  # a blank line between a model's or a graph's fields (an edited file's end)
+            pos += 1
+        elif text.startswith(opener, pos):
             close = text.find(closer, pos + len(opener) - 1, end)
             if close < 0:
                 raise _NotThisLayout  # truncated, or not indented as GE indents

@@ -157,6 +157,13 @@ def test_other_layouts_and_bad_values_are_left_to_the_parser(text):
     assert ge_scan.scan(text) is None
 
 
+def test_blank_lines_between_graphs_and_ops_are_read_past():
+    text = debug_string(parse(FUSED_DUMP))
+    text = "\n" + text.replace("\n  op {\n", "\n\n  op {\n", 1) + "\n\n"
+    scanned, parsed = scanned_and_parsed(text)
+    assert scanned == parsed
+
+
 def test_a_model_without_ops_reads_as_the_parser_reads_it():
     text = 'ir_version: 7\ngraph {\n  name: "g"\n  input: "x"\n}\n'
     assert ge_scan.scan(text) == parse(text)
