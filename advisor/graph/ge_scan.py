@@ -12,11 +12,12 @@ read for their dtype, shape, layout and ``origin_*`` attributes only (once per d
 text: a tensor is most often described alike by the op that writes it and the ops that read it), and
 attribute maps arrive decoded (``DecodedAttrs``), with the values ``ge_ops.attr_value`` gives.
 
-``scan(text)`` returns the ModelDef in the shape ``protobuf_text.parse`` gives (an op's fields as
-lists, which ``many``/``one`` read alike), or None as soon as anything is not in that layout
-(another indent, a comment, two fields on a line, a message of the model or graph GE does not write,
-a value it cannot decode, a missing ``}``...): ``ge_text`` then parses the file with
-``protobuf_text``, which reads any protobuf text and reports errors with their line. Attributes of
+Other messages in this layout (GE's ONNX-text dumps: ``ir_version``, ``graph { node {...} }``) are
+read field by field the same way into plain dicts. ``scan(text)`` returns the document in the shape
+``protobuf_text.parse`` gives (an op's fields as lists, which ``many``/``one`` read alike), or None
+as soon as anything is not in that layout (another indent, a comment, two fields on a line, a value
+it cannot decode, a missing ``}``...): ``ge_text`` then parses the file with ``protobuf_text``,
+which reads any protobuf text and reports errors with their line. Attributes of
 rarer shapes (a tensor, a function, nested lists) are handed to ``protobuf_text`` one at a time.
 Unread messages of an op are skipped without being checked line by line: a broken line there is
 not reported (their indentation is).
@@ -86,10 +87,7 @@ def _model(text: str) -> dict[str, Any]:
         if item is None:
             _put(model, "graph", _graph(text, start, end, descs))
         elif not _attribute(attrs, item):
-            name, value = item[5], item[6]
-            if not name:
-                raise _NotThisLayout  # a message of a ModelDef GE does not write (or an ONNX model's)
-            _put(model, name, _line_value(value))
+            _field(model, item, 2)
     if attrs:
         model["attr"] = attrs
     return model
@@ -103,10 +101,7 @@ def _graph(text: str, start: int, end: int, descs: dict[str, TensorDesc]) -> dic
         if item is None:
             ops.append(_op(text, op_start, op_end, descs))
         elif not _attribute(attrs, item):
-            name, value = item[5], item[6]
-            if not name:
-                raise _NotThisLayout  # a message of a GraphDef GE does not write (or an ONNX graph's node)
-            _put(graph, name, _line_value(value))
+            _field(graph, item, 4)
     if ops:
         graph["op"] = ops
     if attrs:
@@ -134,6 +129,38 @@ def _items(text: str, start: int, end: int, indent: int, opener: str) -> Iterato
             m = pattern.match(text, pos, end)
             yield pos, pos, m.groups()
             pos = m.end()
+
+
+def _field(message: dict[str, Any], item: tuple, indent: int) -> None:
+    """A field of a model or graph other than its graphs, ops and attributes (an ONNX model's are all
+    here): in the parser's shape. ``indent``: the indent of a sub-message's fields."""
+    name, value, block, body = item[5], item[6], item[7], item[8]
+    if name:
+        _put(message, name, _line_value(value))
+    elif block:
+        _put(message, block, _message(body, indent))
+    else:
+        raise _NotThisLayout
+
+
+def _message(body: str, indent: int) -> dict[str, Any]:
+    """Any message in this layout, as the parser gives it (ONNX text's nodes, tensors, value infos...)."""
+    message: dict[str, Any] = {}
+    for akey, kind, token, lkey, lbody, name, value, block, inner, _ in _fields(indent).findall(body):
+        if akey:
+            _put(message, "attr", {"key": _key(akey), "value": {kind: _line_value(token)}})
+        elif lkey:
+            items: dict[str, Any] = {}
+            for item_name, item_value in _PAIRS.findall(lbody):
+                _put(items, item_name, _line_value(item_value))
+            _put(message, "attr", {"key": _key(lkey), "value": {"list": items}})
+        elif name:
+            _put(message, name, _line_value(value))
+        elif block:
+            _put(message, block, _message(inner, indent + 2))
+        else:
+            raise _NotThisLayout
+    return message
 
 
 def _attribute(attrs: DecodedAttrs, item: tuple) -> bool:

@@ -19,8 +19,9 @@ _ONNX_MODEL_FIELDS = ("ir_version", "producer_name", "opset_import", "model_vers
 
 
 def parse_document(path: Path, text: str) -> dict[str, Any]:
-    """The protobuf text document: a GE dump as GE prints it by ``ge_scan``, anything else (ONNX
-    text, hand-edited or malformed files) by ``protobuf_text``, which says where it is wrong."""
+    """The protobuf text document: in the layout GE prints (its graph and ONNX-text dumps) by
+    ``ge_scan``, anything else (hand-edited or malformed files) by ``protobuf_text``, which says
+    where it is wrong."""
     document = ge_scan.scan(text)
     if document is not None:
         return document

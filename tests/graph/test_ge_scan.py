@@ -1,6 +1,7 @@
 """A GE dump in the layout GE prints (DebugString) is read by its indentation (``ge_scan``) into the
 graph the protobuf text parser gives, on real dumps, generated Build-stage dumps and every value
-shape; anything in another layout, and every malformed file, is read by the parser as before."""
+shape, and GE's ONNX-text dumps into the parser's document; anything in another layout, and every
+malformed file, is read by the parser as before."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tests.graph.conftest import GE_PROTO_1, GE_PROTO_11, GE_PROTO_OLD, REALDATA
 from tests.graph.test_ge_text import FUSED_DUMP
 
 REAL_GE_DUMPS = sorted(REALDATA.rglob("*ge_proto*.txt")) if REALDATA.is_dir() else []
+REAL_ONNX_TEXT = sorted(REALDATA.rglob("*ge_onnx*.pbtxt")) if REALDATA.is_dir() else []
 
 
 def graph_state(graph) -> tuple:
@@ -148,7 +150,6 @@ def test_the_fused_dump_printed_as_ge_prints_it_reads_the_same(tmp_path):
     'graph {\n  op {\n    name: "a"\n  }\n',                     # truncated: no closer
     'graph {\n  op {\n   name: "a"\n  }\n}\n',                   # three spaces
     'graph {\n  op {\n    name: "a"\n    }\n  }\n}\n',           # a closer too many
-    'graph {\n  node {\n    op_type: "Relu"\n  }\n}\n',          # an ONNX graph
     'graph {\n  name: 1.2.3\n}\n',                               # a bad number
     'graph {\n  name: "a\\qb"\n}\n',                             # a bad escape
     'graph {\n  op {\n    attr {\n      key: "k"\n      value {\n        s: "a\\q"\n      }\n    }\n  }\n}\n',
@@ -164,9 +165,22 @@ def test_blank_lines_between_graphs_and_ops_are_read_past():
     assert scanned == parsed
 
 
-def test_a_model_without_ops_reads_as_the_parser_reads_it():
-    text = 'ir_version: 7\ngraph {\n  name: "g"\n  input: "x"\n}\n'
+@pytest.mark.parametrize("text", [
+    'ir_version: 7\ngraph {\n  name: "g"\n  input: "x"\n}\n',                     # no ops
+    'graph {\n  node {\n    op_type: "Relu"\n    attribute {\n      name: "a"\n      i: 1\n    }\n  }\n}\n',
+    'graph {\n  name: "g"\n  extra {\n    attr {\n      key: "k"\n      value {\n        i: 1\n      }\n'
+    '    }\n    attr {\n      key: "l"\n      value {\n        list {\n          s: "a"\n        }\n      }\n    }\n'
+    '  }\n}\n',                                                                    # a message GE does not write
+])
+def test_other_messages_in_this_layout_read_as_the_parser_reads_them(text):
     assert ge_scan.scan(text) == parse(text)
+
+
+@pytest.mark.parametrize("path", REAL_ONNX_TEXT, ids=lambda p: p.name[-40:])
+def test_real_onnx_text_dumps_are_read_by_their_layout_as_the_parser_reads_them(path):
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    document = ge_scan.scan(text)
+    assert document is not None and document == parse(text)
 
 
 @pytest.mark.parametrize("text, line", [
