@@ -70,7 +70,8 @@ def _fields(indent: int) -> re.Pattern[str]:
 
 
 def scan(text: str) -> dict[str, Any] | None:
-    """The ModelDef of a GE dump in DebugString's layout, or None (see the module docstring)."""
+    """The document of a protobuf text in DebugString's layout (a GE dump: its ModelDef), or None (see the
+    module docstring)."""
     if not text.endswith("\n"):
         text += "\n"
     try:
