@@ -32,24 +32,38 @@ class MalformedGraph(ValueError):
 
 PASS_KEYS = ("pass_name", "pass_name_ub", "_single_op_ub_pass_name")
 _LIST_KEYS = ("s", "i", "f", "b", "bt", "dt", "td", "t", "g", "na")
-_DESC_ATTRS = frozenset({"origin_format", "origin_data_type", "origin_shape"})
+DESC_ATTRS = frozenset({"origin_format", "origin_data_type", "origin_shape"})
 
 
 # --- attributes -------------------------------------------------------------------------------------
+
+class DecodedAttrs(dict):
+    """An attribute map a reader already decoded to plain values (``ge_scan``): taken as it is."""
+
+    __slots__ = ()
+
 
 def attr_map(entries: Any) -> dict[str, Any]:
     """``attr { key value }`` entries (a proto map) -> {key: plain Python value}."""
     if entries is None:
         return {}
+    if type(entries) is DecodedAttrs:
+        return entries
     if type(entries) is dict:
         entries = (entries,)
     out = {}
     for entry in entries:
-        key = entry.get("key", "")
-        value = entry.get("value")
-        out[key if type(key) is str else str(one(key, ""))] = attr_value(
-            value if type(value) is dict or value is None else one(value))
+        key, value = attr_entry(entry)
+        out[key] = value
     return out
+
+
+def attr_entry(entry: dict[str, Any]) -> tuple[str, Any]:
+    """One ``attr { key value }`` entry -> (key, plain Python value)."""
+    key = entry.get("key", "")
+    value = entry.get("value")
+    return key if type(key) is str else str(one(key, "")), attr_value(
+        value if type(value) is dict or value is None else one(value))
 
 
 def attr_value(value: Any) -> Any:
@@ -168,16 +182,25 @@ def tensor_desc(desc: Any) -> TensorDesc:
     """A TensorDescriptor -> TensorDesc (origin_* from its attrs)."""
     if not desc:
         return TensorDesc()
+    if type(desc) is TensorDesc:  # already decoded (ge_scan)
+        return desc
     extra = {}
     for entry in many(desc.get("attr")):
         key = one(entry.get("key"))
-        if key in _DESC_ATTRS:
+        if key in DESC_ATTRS:
             extra[key] = attr_value(one(entry.get("value")))
     shape = desc.get("shape")
+    return desc_of(one(desc.get("dtype")), None if shape is None else many((one(shape) or {}).get("dim")),
+                   one(desc.get("layout")), extra)
+
+
+def desc_of(dtype: Any, dims: list | None, layout: Any, extra: dict[str, Any]) -> TensorDesc:
+    """TensorDesc from a descriptor's fields: ``dims`` None when it has no shape, ``extra`` its
+    ``DESC_ATTRS`` attributes decoded."""
     return TensorDesc(
-        dtype=dtype_name(one(desc.get("dtype"))),
-        shape=None if shape is None else _shape(many((one(shape) or {}).get("dim"))),
-        format=one(desc.get("layout")),
+        dtype=dtype_name(dtype),
+        shape=None if dims is None else _shape(dims),
+        format=layout,
         origin_dtype=dtype_name(extra.get("origin_data_type")),
         origin_format=extra.get("origin_format") or None,
         origin_shape=_shape(extra.get("origin_shape")),

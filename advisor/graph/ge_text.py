@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import InputFormatError
-from advisor.graph import ge_ops, onnx_text
+from advisor.graph import ge_ops, ge_scan, onnx_text
 from advisor.graph.model import Graph, gc_paused
 from advisor.graph.protobuf_text import ProtobufTextError, one, parse
 
@@ -19,6 +19,12 @@ _ONNX_MODEL_FIELDS = ("ir_version", "producer_name", "opset_import", "model_vers
 
 
 def parse_document(path: Path, text: str) -> dict[str, Any]:
+    """The protobuf text document: in the layout GE prints (its graph and ONNX-text dumps) by
+    ``ge_scan``, anything else (hand-edited or malformed files) by ``protobuf_text``, which says
+    where it is wrong."""
+    document = ge_scan.scan(text)
+    if document is not None:
+        return document
     try:
         return parse(text)
     except ProtobufTextError as exc:

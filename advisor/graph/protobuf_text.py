@@ -86,9 +86,6 @@ def one(value: Any, default: Any = None) -> Any:
 
 def parse(text: str) -> dict[str, Any]:
     """Parse a whole protobuf text document into nested dicts (see the module docstring)."""
-    fast = _parse_lines(text)
-    if fast is not None:
-        return fast
     tokens = _TOKEN.findall(text)
     if "#" in text:
         tokens = [t for t in tokens if t[0] != "#"]
@@ -99,57 +96,6 @@ def parse(text: str) -> dict[str, Any]:
     except RecursionError:
         raise ProtobufTextError("messages nested too deeply", 1) from None
     return message
-
-
-# One field per line, as DebugString and GE's dumps print: ``name: value``, ``name {`` or ``}``. One
-# regex pass splits every line into (name, value, opener, closer, anything else); a loop over lines,
-# not tokens, builds the dicts (about twice as fast). Any line outside that shape (a comment, a list,
-# an escape, two fields on a line, ``<``...), a value or a nesting it cannot take: None, and the token
-# parser reads the file and reports its errors, as before.
-_LINE_VALUE = r"""("[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?[.\d][\w.+-]*|[A-Za-z_][\w.]*)"""
-_LINE = re.compile(
-    r"""^[ \t]*(?:
-      attr[ \t]*\{[ \t]*\n[ \t]*key:[ \t]*"([^"\\\n]*(?:\\.[^"\\\n]*)*)"[ \t]*\n  # a GE attribute, one scalar
-      [ \t]*value[ \t]*\{[ \t]*\n[ \t]*([A-Za-z_]\w*)[ \t]*:[ \t]*""" + _LINE_VALUE + r"""[ \t]*\n
-      [ \t]*\}[ \t]*\n[ \t]*\}                                                 #   (80 % of a dump's lines)
-    | ([A-Za-z_]\w*)[ \t]*(?::[ \t]*""" + _LINE_VALUE + r"""|:?[ \t]*(\{))      # name: value, name {
-    | (\})                                                                     # }
-    | (\S.*?)                                                                  # not this shape
-    )[ \t\r]*$""",
-    re.VERBOSE | re.MULTILINE,
-)
-_MAX_LINE_DEPTH = 64
-
-
-def _parse_lines(text: str) -> dict[str, Any] | None:
-    root: dict[str, Any] = {}
-    msg, stack = root, []
-    try:
-        for key, kind, scalar, name, tok, opener, closer, other in _LINE.findall(text):
-            if kind:
-                name, value = "attr", {"key": _unescape(key), "value": {kind: _line_value(scalar)}}
-            elif closer:
-                msg = stack.pop()
-                continue
-            elif other:
-                return None
-            else:
-                value = {} if opener else _line_value(tok)
-            if name in msg:
-                old = msg[name]
-                if type(old) is not Repeated:
-                    old = msg[name] = Repeated([old])
-                old.append(value)
-            else:
-                msg[name] = value
-            if opener:
-                stack.append(msg)
-                msg = value
-                if len(stack) > _MAX_LINE_DEPTH:
-                    return None  # the token parser decides what is nested too deeply
-    except (IndexError, ValueError):  # a closer too many, a number the token parser must judge
-        return None
-    return root if not stack else None
 
 
 class _EscapeError(ValueError):
@@ -184,6 +130,8 @@ def _unescape(body: str) -> str:
 
 
 def _line_value(tok: str) -> Any:
+    """A value token (a string, a number, an enum name) decoded as the parser decodes it; ValueError
+    for a bad number or escape (``ge_scan`` reads GE dumps' values with it)."""
     first = tok[0]
     if first == '"':
         return _unescape(tok[1:-1])
