@@ -9,6 +9,7 @@ in the order the metrics pair elements).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ class NpyFile:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @classmethod
     def open(cls, path: Path) -> NpyFile:
@@ -53,6 +54,10 @@ class NpyFile:
         if length < expected:
             raise InputFormatError(f"cannot read the dump (cut short: {length} of {expected} bytes)", path=path)
         return found
+
+    def read(self, role: str) -> np.ndarray:
+        """The whole flat data, in the buffer reused for ``role`` (valid until its next read)."""
+        return next(self.chunks(max(self.size, 1), role), np.empty(0, self.dtype))
 
     def chunks(self, chunk: int, role: str) -> Iterator[np.ndarray]:
         """The flat data, ``chunk`` elements at a time, in a buffer reused for ``role`` (each
