@@ -24,7 +24,7 @@ from typing import Any
 from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
 from ..tensors.metrics import comparison_of, size_mismatch
 from ..tensors.npyfile import NpyFile
-from ..tensors.running import CHUNK, file_sums
+from ..tensors.running import CHUNK, WHOLE, file_sums
 from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
 from .tuning import single_threaded_blas, start_worker
 
@@ -70,7 +70,7 @@ def compare_pair(task: PairTask) -> PairResult:
     if golden is not None and golden.size == target.size:
         metrics = cells_of(comparison_of(file_sums(target, golden, on_target=printer.update if printer else None)))
     elif printer is not None:
-        for piece in target.chunks(CHUNK, "target"):
+        for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
             printer.update(piece)
     if golden is not None and metrics is None:
         metrics = cells_of(size_mismatch(target.size, golden.size))

@@ -61,7 +61,8 @@ def _build() -> dict[str, Any]:
             return numba.njit(**options)(function)
 
     table = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
-    return {"sums": jit(_sums), "kl_terms": jit(_kl_terms), "widen16": jit(_widen16), "table": table}
+    return {"sums": jit(_sums), "kl_terms": jit(_kl_terms), "widen16": jit(_widen16), "fp16_peak": jit(_fp16_peak),
+            "table": table}
 
 
 def _sums(x, y, x_low, x_scale, y_low, y_scale, eps, floor, ad, ad_bits, rel, rel_bits, a_out, ratio, acc):
@@ -120,6 +121,15 @@ def _kl_terms(a, log_ratio):
         total += np.float64(a[i] * log_ratio[i])
     return total
 
+def _fp16_peak(bits):
+    """How many float16 values (as their bits) have a magnitude from 65504 to inf (not NaN)."""
+    count = 0
+    for i in range(bits.size):
+        magnitude = (bits[i] & 0x7FFF) - 0x7BFF
+        count += (magnitude >= 0) & (magnitude <= 1)
+    return count
+
+
 def _widen16(bits, table, out):
     for i in range(bits.size):
         out[i] = table[bits[i]]
@@ -130,6 +140,11 @@ def compiled() -> dict[str, Any]:
         if not _COMPILED:
             _COMPILED.update(_build())
         return _COMPILED
+
+
+def fp16_overflows(values: np.ndarray) -> bool:
+    """dtypes.fp16_overflows in one compiled pass over the bits."""
+    return bool(compiled()["fp16_peak"](values.reshape(-1).view(np.uint16)))
 
 
 def widen(piece: np.ndarray, out32: np.ndarray, out64: np.ndarray) -> np.ndarray:
@@ -145,6 +160,21 @@ def widen(piece: np.ndarray, out32: np.ndarray, out64: np.ndarray) -> np.ndarray
     out = out64[:piece.size]
     np.copyto(out, piece, casting="unsafe")
     return out
+
+
+_WHOLE = threading.local()
+
+
+def whole_buffers(role: str, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's float32 and float64 buffers of at least ``size`` elements for one side
+    (``role``) of a pair widened whole (running.pair_sums)."""
+    table = getattr(_WHOLE, "table", None)
+    if table is None:
+        table = _WHOLE.table = {}
+    buffers = table.get(role)
+    if buffers is None or buffers[0].size < size:
+        buffers = table[role] = (np.empty(size, np.float32), np.empty(size))
+    return buffers
 
 
 def moderate(span: tuple[float, float] | None) -> bool:

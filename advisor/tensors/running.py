@@ -101,6 +101,7 @@ class PairSums:
                  eps: float = RELATIVE_EPS, kl_floor: float = KL_FLOOR, compiled: bool = False) -> None:
         self.eps, self.kl_floor = eps, kl_floor
         self.compiled = compiled        # finite chunks go through the compiled pass (kernel.py)
+        self._moderate: bool | None = None   # ... when both ranges are moderate (known once they are)
         self.x_range, self.y_range = x_range, y_range
         self.n = 0
         self.xy = self.xx = self.yy = self.dd = 0.0     # float64 sums of products
@@ -123,7 +124,9 @@ class PairSums:
             if self.x_range is None or self.y_range is None:
                 self.x_range = (float(np.min(x)), float(np.max(x)))
                 self.y_range = (float(np.min(y)), float(np.max(y)))
-            if kernel.moderate(self.x_range) and kernel.moderate(self.y_range):
+            if self._moderate is None:
+                self._moderate = kernel.moderate(self.x_range) and kernel.moderate(self.y_range)
+            if self._moderate:
                 self.n += size
                 kernel.add_chunk(self, x, y, (d64, rel64, a32, b32))
                 return
@@ -223,8 +226,13 @@ def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK, compiled:
     if x.size != y.size:
         raise ValueError(f"cannot compare tensors of {x.size} and {y.size} elements")
     compiled = compiled_for(x.size) if compiled is None else compiled
-    sums = PairSums(compiled=compiled) if x.size <= chunk else PairSums(
-        value_range(x, chunk, compiled), value_range(y, chunk, compiled), compiled=compiled)
+    if compiled and chunk < x.size <= WHOLE:    # in memory: widened once, ranges from numpy's SIMD min/max
+        x, y = kernel.widen(x, *kernel.whole_buffers("x", x.size)), kernel.widen(y, *kernel.whole_buffers("y", y.size))
+        sums = PairSums(_span(x), _span(y), compiled=True)
+    elif x.size <= chunk:
+        sums = PairSums(compiled=compiled)
+    else:
+        sums = PairSums(value_range(x, chunk, compiled), value_range(y, chunk, compiled), compiled=compiled)
     for part in spans(x.size, chunk):
         sums.add(x[part], y[part])
     return sums
@@ -252,6 +260,12 @@ def file_sums(target: NpyFile, golden: NpyFile, chunk: int = CHUNK,
     for x, y in zip(target.chunks(chunk, "target"), golden.chunks(chunk, "golden"), strict=True):
         sums.add(x, y)
     return sums
+
+
+def _span(values: np.ndarray) -> tuple[float, float]:
+    """(min, max) of float32/float64 values; (NaN, NaN) when one is NaN, as :class:`Range`."""
+    low, high = float(np.min(values)), float(np.max(values))
+    return (np.nan, np.nan) if np.isnan(low) or np.isnan(high) else (low, high)
 
 
 def _max(current: float, value: float) -> float:

@@ -157,3 +157,12 @@ def test_the_compiled_code_is_cached_where_numba_cache_dir_says(tmp_path):
     assert any(path.suffix == ".nbc" for path in written), "no machine code cached"
     assert float(run()) == 70000.0
     assert {path: path.stat().st_mtime_ns for path in tmp_path.rglob("*.nb*")} == written
+
+
+@pytest.mark.parametrize("value, flag", [(65504.0, True), (-np.inf, True), (65472.0, False), (np.nan, False)])
+def test_fp16_overflow_flag_of_a_large_tensor(value, flag):
+    values = RNG.standard_normal(SIZE).astype(np.float16)
+    values[SIZE - 2] = value
+    assert kernel.fp16_overflows(values) is flag
+    magnitude = values.view(np.uint16) & np.uint16(0x7FFF)        # the numpy test of dtypes.py
+    assert bool(np.any((magnitude >= 0x7BFF) & (magnitude <= 0x7C00))) is flag
