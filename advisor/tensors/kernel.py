@@ -29,8 +29,10 @@ float64 on each side; float16 chunks are widened to float32 through a 65536-entr
 numpy's float16 cast being several times slower, other dtypes to float64 by ``np.copyto``), about
 a second each, and keeps the machine code on disk (``cache=True``): in the package's
 ``__pycache__`` when it is writable, else in ``NUMBA_CACHE_DIR`` or the user's cache folder
-(numba's own order); with none writable it compiles in every process. Pairs smaller than
-:data:`MIN_ELEMENTS` never import numba (running.py).
+(numba's own order); with none writable it compiles in every process. Even with the cache filled,
+numba costs a fresh process about a second (import and first dispatch; ~3 s on a loaded 2-core
+machine), so it is loaded only where it pays: by a run reading RUN_BYTES of pairs or more (before
+its workers fork), or for a pair of ALONE_ELEMENTS; see :func:`use_for`.
 """
 
 from __future__ import annotations
@@ -40,8 +42,15 @@ from typing import Any
 
 import numpy as np
 
-#: Pairs of fewer elements stay on the numpy pass: they never pay numba's import or compile time.
+#: Pairs of fewer elements stay on the numpy pass (per call, numba costs about a microsecond more).
 MIN_ELEMENTS = 1 << 16
+#: A pair this large loads numba by itself: numba's fixed cost in a fresh process (its import and
+#: first dispatch, ~1 s idle, ~3 s on a loaded 2-core machine, the compiled code coming from its
+#: cache) is then a fraction of the ~20 ns per element it saves.
+ALONE_ELEMENTS = 1 << 27
+#: A run that reads this many bytes of pairs loads numba once, before its worker processes fork
+#: (advisor/compare/work.py): below it, numba's fixed cost is more than it saves.
+RUN_BYTES = 512 * 1024 ** 2
 #: Largest magnitude the compiled pass takes: squares summed over 10^12 elements stay finite.
 MAX_MAGNITUDE = 1e100
 
@@ -136,10 +145,34 @@ def _widen16(bits, table, out):
 
 
 def compiled() -> dict[str, Any]:
+    """The compiled loops, loaded (numba imported, code compiled or read from its cache) on first use."""
     with _LOCK:
         if not _COMPILED:
             _COMPILED.update(_build())
         return _COMPILED
+
+
+def loaded() -> bool:
+    return bool(_COMPILED)
+
+
+def use_for(size: int) -> bool:
+    """Whether a tensor (pair) of ``size`` elements goes through the compiled pass: once numba is
+    loaded in this process, from MIN_ELEMENTS on; before, only from ALONE_ELEMENTS on."""
+    return size >= MIN_ELEMENTS and (loaded() or size >= ALONE_ELEMENTS)
+
+
+def warm_up() -> None:
+    """Load numba and every loop for float32 chunks (the usual signature; a forked worker inherits
+    them, other signatures load from numba's cache on first use)."""
+    kernel = compiled()
+    values = np.ones(4, np.float32)
+    ad, rel, ratio = np.empty(4), np.empty(4), np.empty(4, np.float32)
+    kernel["sums"](values, values, 0.0, 1.0, 0.0, 1.0, 1e-7, 1e-7, ad, ad.view(np.int64), rel, rel.view(np.int64),
+                   ratio, ratio.copy(), np.zeros(10))
+    kernel["kl_terms"](values, values)
+    kernel["widen16"](values.astype(np.float16).view(np.uint16), kernel["table"], ratio)
+    kernel["fp16_peak"](values.astype(np.float16).view(np.uint16))
 
 
 def fp16_overflows(values: np.ndarray) -> bool:

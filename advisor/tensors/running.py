@@ -213,19 +213,14 @@ def _scratch(size: int) -> tuple[np.ndarray, ...]:
     return buffers
 
 
-def compiled_for(size: int) -> bool:
-    """Whether a pair of ``size`` elements goes through the compiled pass (kernel.py)."""
-    return size >= kernel.MIN_ELEMENTS
-
-
 def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK, compiled: bool | None = None) -> PairSums:
     """The running sums of a whole pair (flat arrays of equal size; memory maps are read chunk by
     chunk). A pair of more than one chunk is read twice: the ranges first (module docstring).
-    ``compiled``: through the compiled pass (None: when the pair is large enough to pay for it)."""
+    ``compiled``: through the compiled pass (None: :func:`kernel.use_for` the pair's size)."""
     x, y = flat(npu), flat(golden)
     if x.size != y.size:
         raise ValueError(f"cannot compare tensors of {x.size} and {y.size} elements")
-    compiled = compiled_for(x.size) if compiled is None else compiled
+    compiled = kernel.use_for(x.size) if compiled is None else compiled
     if compiled and chunk < x.size <= WHOLE:    # in memory: widened once, ranges from numpy's SIMD min/max
         x, y = kernel.widen(x, *kernel.whole_buffers("x", x.size)), kernel.widen(y, *kernel.whole_buffers("y", y.size))
         sums = PairSums(_span(x), _span(y), compiled=True)
@@ -243,7 +238,7 @@ def file_sums(target: NpyFile, golden: NpyFile, chunk: int = CHUNK,
     """:func:`pair_sums` of two ``.npy`` files of equal size; ``on_target`` sees every chunk of the
     target's data once, in order (its fingerprint). A pair of at most WHOLE elements is read once,
     whole, into reused buffers (npyfile.py); a larger one in chunks, twice (the ranges first)."""
-    compiled = compiled_for(target.size) if compiled is None else compiled
+    compiled = kernel.use_for(target.size) if compiled is None else compiled
     if target.size <= max(chunk, WHOLE):
         x, y = target.read("target"), golden.read("golden")
         if on_target is not None:

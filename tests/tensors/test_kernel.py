@@ -145,7 +145,7 @@ def test_the_compiled_code_is_cached_where_numba_cache_dir_says(tmp_path):
     """With the package folder read-only a user points NUMBA_CACHE_DIR at a writable one: the first
     process writes the machine code there, the next one loads it (and writes nothing)."""
     script = ("import numpy as np; from advisor.tensors.running import pair_sums; x = np.ones(70000, 'f2'); "
-              "print(pair_sums(x, x.astype('f4')).xy)")
+              "print(pair_sums(x, x.astype('f4'), compiled=True).xy)")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
 
     def run() -> str:
