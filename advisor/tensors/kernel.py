@@ -211,8 +211,13 @@ def whole_buffers(role: str, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def moderate(span: tuple[float, float] | None) -> bool:
-    """A side whose (min, max) is finite and below MAX_MAGNITUDE: the compiled pass takes it."""
-    return span is not None and bool(np.isfinite(span).all()) and max(abs(span[0]), abs(span[1])) < MAX_MAGNITUDE
+    """A side whose (min, max) is finite and below MAX_MAGNITUDE, with a finite KL scale (a range
+    narrower than 1e-308 would make ``1 / (high - low)`` inf): the compiled pass takes it."""
+    if span is None or not np.isfinite(span).all() or max(abs(span[0]), abs(span[1])) >= MAX_MAGNITUDE:
+        return False
+    low, high = span
+    with np.errstate(over="ignore", divide="ignore"):
+        return bool(high == low or np.isfinite(1.0 / (high - low)))
 
 
 def _scale(span: tuple[float, float]) -> tuple[float, float]:
@@ -234,19 +239,20 @@ def add_chunk(sums, x: np.ndarray, y: np.ndarray, scratch: tuple[np.ndarray, ...
                                             ad, ad.view(np.int64), rel, rel.view(np.int64), a, ratio, acc)
     np.log(ratio, out=ratio)
     sums.kl_s += float(kernel["kl_terms"](a, ratio))
-    sums.xy += acc[0]
-    sums.xx += acc[1]
-    sums.yy += acc[2]
-    sums.sum_x += acc[3]
-    sums.sum_y += acc[4]
-    sums.dd += acc[5]
-    sums.abs_sum += acc[6]
-    sums.kl_a += acc[8]
-    sums.kl_b += acc[9]
+    xy, xx, yy, sum_x, sum_y, dd, abs_sum, rel_sum, kl_a, kl_b = acc.tolist()
+    sums.xy += xy
+    sums.xx += xx
+    sums.yy += yy
+    sums.sum_x += sum_x
+    sums.sum_y += sum_y
+    sums.dd += dd
+    sums.abs_sum += abs_sum
+    sums.kl_a += kl_a
+    sums.kl_b += kl_b
     sums.abs_max = max(sums.abs_max, _float(top_ad))
     if count:
         sums.rel_count += int(count)
-        sums.rel_sum += acc[7]
+        sums.rel_sum += rel_sum
         sums.rel_max = max(sums.rel_max, _float(top_rel))
 
 

@@ -104,6 +104,13 @@ def test_huge_float64_values_are_left_to_the_numpy_pass():
     assert np.isinf(compiled.xx)
 
 
+def test_a_range_narrower_than_float64_can_scale_stays_on_the_numpy_pass():
+    tiny = np.where(np.arange(SIZE) % 2 == 0, 0.0, 5e-324)      # 1 / (high - low) is inf
+    assert not kernel.moderate((0.0, 5e-324))
+    assert_same_sums(pair_sums(tiny, tiny[::-1].copy(), compiled=True), pair_sums(tiny, tiny[::-1].copy(),
+                                                                                  compiled=False))
+
+
 def test_empty_and_mismatched_pairs():
     empty = m.comparison_of(pair_sums(np.zeros(0, np.float16), np.zeros(0, np.float32), compiled=True))
     assert all(np.isnan(v) for v in empty.values.values())
