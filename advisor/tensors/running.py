@@ -20,8 +20,15 @@ Precision (why each sum is kept as it is):
   A and B accumulated in float64, so the float32 rounding of the terms averages out to about
   eps/sqrt(n) of A (below 1e-9 for the 6 printed decimals).
 - KL normalises each side by its global minimum and maximum, so it needs them before its first
-  term: a tensor of more than one chunk is read twice (a min/max pass, then everything else). For
-  a tensor that fits in memory the second read comes from the page cache.
+  term: a pair of more than one chunk is scanned twice (a min/max pass, then everything else).
+  Dump files of up to WHOLE elements are read once, whole, into reused buffers and scanned there
+  (:func:`file_sums`); larger ones are read twice in chunks, the second time from the page cache
+  when they fit in memory.
+
+Two implementations of the same sums: the numpy pass of :meth:`PairSums.add` (below; the
+reference, and the one for tensors holding NaN or inf) and the compiled pass of :mod:`kernel`
+(one loop per chunk, numba), taken when :func:`kernel.use_for` says it pays;
+tests/tensors/test_kernel.py holds the two together.
 """
 
 from __future__ import annotations
