@@ -12,9 +12,14 @@ this one process and with a warm page cache for all of them:
 - ``dd`` of every file to /dev/null (``iflag=direct`` where the file system allows it: the disk, not
   the page cache), once;
 - ``np.load`` of every file (what any comparison must at least do), best of ``--repeat``;
-- ``advisor compare`` with each ``--jobs`` count, best of ``--repeat``.
+- ``advisor compare`` with each ``--jobs`` count, best of ``--repeat`` after one untimed run (numba's
+  compilation or cache load), and once more on one process with the compiled pass off (the numpy
+  pass every pair under ``kernel.MIN_ELEMENTS`` takes);
+- what the compiled pass costs a first run: a fresh process comparing one pair, with an empty numba
+  cache, with a filled one, and on the numpy pass.
 
-Each line prints MB/s over the bytes of every dump file (both folders), and the compare lines the
+Each line prints MB/s over the bytes of every dump file (both folders), the CPU seconds (this
+process and its workers: steadier than wall time on a loaded machine), and the compare lines the
 ratio of their time to the ``np.load`` time (the target of issue #17: at most 1.5).
 """
 
@@ -34,6 +39,7 @@ if __package__ in (None, ""):  # run as a file (python benchmarks/compare.py): m
 import numpy as np  # noqa: E402
 
 from advisor.compare.runner import CompareOptions, compare_dumps  # noqa: E402
+from advisor.tensors import kernel  # noqa: E402
 
 START_US = 1_714_987_110_000_000
 
@@ -89,6 +95,51 @@ def read_only(folders: list[Path]) -> float:
     return time.perf_counter() - started
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the worker processes of --jobs N)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def timed(step) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``step()``."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    step()
+    return time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+_FIRST_PAIR = """
+import time
+started = time.perf_counter()
+import numpy as np
+from advisor.tensors.running import pair_sums
+x = np.linspace(-3, 3, {size}).astype(np.float16)
+pair_sums(x, x.astype(np.float32) * 1.01, compiled={compiled})
+print(time.perf_counter() - started)
+"""
+
+
+def first_pair_seconds(size: int, compiled: bool, cache: Path) -> float:
+    """Seconds a fresh process takes to import the metrics and compare one pair of ``size``
+    elements (``compiled``: through numba, whose cache is ``cache``)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", _FIRST_PAIR.format(size=size, compiled=compiled)], env=env,
+                          capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    return float(done.stdout)
+
+
+def compile_costs(root: Path) -> None:
+    """What the compiled pass costs a first run: numba's import and compilation (empty cache),
+    then its import and cache load, beside the numpy pass, each in a fresh process."""
+    cache = root / "numba-cache"
+    size = kernel.MIN_ELEMENTS
+    numpy_pass = first_pair_seconds(size, False, cache)
+    cold = first_pair_seconds(size, True, cache)
+    warm = min(first_pair_seconds(size, True, cache) for _ in range(2))
+    print(f"first pair of {size} elements in a fresh process: numpy pass {numpy_pass:.2f} s, compiled pass "
+          f"{cold:.2f} s with an empty numba cache, {warm:.2f} s with it filled")
+
+
 def dd_read(folders: list[Path]) -> tuple[float, str]:
     """Seconds for ``dd`` to read every file (direct I/O when the file system supports it), and how."""
     paths = [str(p) for folder in folders for p in sorted(folder.rglob("*.npy"))]
@@ -120,22 +171,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{files} dump files, {size:.0f} MB (written in {time.perf_counter() - started:.1f} s); "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         disk, how = dd_read(folders)
-        print(f"{how:<27}{disk:7.2f} s   {size / disk:8.0f} MB/s")
+        print(f"{how:<30}{disk:7.2f} s   {size / disk:8.0f} MB/s")
         read_only(folders)                                       # warm the page cache
-        reading = min(read_only(folders) for _ in range(args.repeat))
-        print(f"{'np.load of every file':<27}{reading:7.2f} s   {size / reading:8.0f} MB/s")
-        for jobs in args.jobs:
-            best, summary = float("inf"), None
-            for _ in range(args.repeat):
-                output = root / f"result_jobs{jobs}.csv"
-                run_started = time.perf_counter()
+        reading, reading_cpu = min(timed(lambda: read_only(folders)) for _ in range(args.repeat))
+        print(f"{'np.load of every file':<30}{reading:7.2f} s   {size / reading:8.0f} MB/s   CPU {reading_cpu:6.2f} s")
+        runs = [(f"advisor compare --jobs {jobs}", jobs, kernel.MIN_ELEMENTS) for jobs in args.jobs]
+        runs.append(("... numpy pass, --jobs 1", 1, sys.maxsize))    # the compiled pass off, for the ratio
+        for label, jobs, threshold in runs:
+            kernel.MIN_ELEMENTS = threshold
+            output = root / f"result_jobs{jobs}.csv"
+            summary = None
+
+            def compare(jobs: int = jobs, output: Path = output) -> None:
+                nonlocal summary
                 summary = compare_dumps(CompareOptions(golden_dir, target_dir, output, jobs=jobs, progress=False,
                                                        resume=False))
-                best = min(best, time.perf_counter() - run_started)
+
+            compare()                                            # numba's compilation or cache load
+            best, cpu = min(timed(compare) for _ in range(args.repeat))
             assert summary is not None
-            print(f"{f'advisor compare --jobs {jobs}':<27}{best:7.2f} s   {size / best:8.0f} MB/s   "
-                  f"ratio {best / reading:5.2f}x np.load, {best / disk:5.2f}x dd   "
+            print(f"{label:<30}{best:7.2f} s   {size / best:8.0f} MB/s   CPU {cpu:6.2f} s   "
+                  f"ratio {best / reading:5.2f}x np.load (CPU {cpu / reading_cpu:5.2f}x), {best / disk:5.2f}x dd   "
                   f"({summary.rows} rows, {summary.pairs} distinct pairs)")
+        kernel.MIN_ELEMENTS = runs[0][2]
+        compile_costs(root)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 

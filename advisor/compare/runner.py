@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from ..progress import ProgressBar
+from ..tensors import kernel
 from ..tensors.fusion import FusionMap, read_fusion_map
 from ..tensors.inventory import DumpFolder, scan_folder
 from ..tensors.lineage import TensorPrint
@@ -162,7 +163,7 @@ class _Work:
             tasks.append(PairTask(key, str(dump.path), str(other.path) if other else None,
                                   _relative(other.path, golden.root) if other else None,
                                   nbytes=dump.nbytes + (other.nbytes if other else 0)))
-        self._run("reading target", len(target.files), tasks)
+        self._run("reading target", len(target.files), _compiled(tasks))
         return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
     def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
@@ -171,4 +172,11 @@ class _Work:
         tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
                           fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes)
                  for key, row in unique.items() if key not in self.journal.pairs]
-        self._run("comparing pairs", len(tasks), tasks)
+        self._run("comparing pairs", len(tasks), _compiled(tasks))
+
+
+def _compiled(tasks: list[PairTask]) -> list[PairTask]:
+    """The tasks, marked to load the compiled pass when they read enough bytes to pay for it."""
+    if sum(task.nbytes for task in tasks) < kernel.RUN_BYTES:
+        return tasks
+    return [replace(task, compiled=True) for task in tasks]

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..tensors import kernel
 from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
 from ..tensors.metrics import comparison_of, size_mismatch
 from ..tensors.npyfile import NpyFile
-from ..tensors.running import CHUNK, file_sums
+from ..tensors.running import CHUNK, WHOLE, file_sums
 from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
 from .tuning import single_threaded_blas, start_worker
 
@@ -43,6 +44,7 @@ class PairTask:
     fingerprint: bool = True       # fingerprint the target (False: already known)
     pair_key: str | None = None    # the pair key when known (else made from the fingerprint)
     nbytes: int = 0                # bytes the task reads (for batching)
+    compiled: bool = False         # the run is large enough to load the compiled pass (tensors/kernel.py)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ def pair_key(dtype: str, shape: tuple[int, ...], mark: TensorPrint, golden_key: 
 def compare_pair(task: PairTask) -> PairResult:
     """The fingerprint of the task's target dump and its metrics against the golden dump, both
     from one read of the target (in chunks: tensors.npyfile, tensors.running)."""
+    if task.compiled:
+        kernel.compiled()       # loaded once per process (a forked worker inherits the parent's)
     target = NpyFile.open(Path(task.target))
     golden = NpyFile.open(Path(task.golden)) if task.golden is not None else None
     if target.fortran or (golden is not None and golden.fortran):
@@ -70,7 +74,7 @@ def compare_pair(task: PairTask) -> PairResult:
     if golden is not None and golden.size == target.size:
         metrics = cells_of(comparison_of(file_sums(target, golden, on_target=printer.update if printer else None)))
     elif printer is not None:
-        for piece in target.chunks(CHUNK, "target"):
+        for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
             printer.update(piece)
     if golden is not None and metrics is None:
         metrics = cells_of(size_mismatch(target.size, golden.size))
@@ -128,6 +132,8 @@ def run(tasks: list[PairTask], on_result: Callable[[PairResult], Any], mapper: M
     grouped = batches(tasks)
     if not grouped:
         return
+    if mapper is None and any(task.compiled for task in tasks):
+        kernel.warm_up()        # before the workers fork: they inherit numba and the compiled loops
     mapper = mapper or local_mapper(jobs)
     for results in mapper(compare_batch, iter(grouped)):
         for result in results:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernel
+
 #: Largest finite float16 value: a float16 tensor reaching it has overflowed.
 FP16_MAX: float = 65504.0
 
@@ -33,7 +35,10 @@ def overflow_flag(npu: np.ndarray | None, npu_dtype: str | None) -> str:
 
 def fp16_overflows(values: np.ndarray) -> bool:
     """A float16 array holds a value of magnitude >= 65504 (an infinity included; NaN is not),
-    tested on the bits: magnitude bits 0x7BFF (65504) to 0x7C00 (inf); above are the NaNs."""
+    tested on the bits: magnitude bits 0x7BFF (65504) to 0x7C00 (inf); above are the NaNs. Large
+    tensors in one compiled pass (kernel.use_for), the others in numpy."""
+    if kernel.use_for(values.size):
+        return kernel.fp16_overflows(values)
     magnitude = values.reshape(-1).view(np.uint16) & np.uint16(0x7FFF)
     magnitude -= np.uint16(0x7BFF)
     return bool(np.any(magnitude <= np.uint16(1)))

@@ -7,16 +7,16 @@ in microseconds, so a folder of a million dumps is inventoried without reading a
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from ..errors import InputFormatError
 from ..filekind import sniff
 from ..nesting import loads_json
 from .dump_names import NAMINGS, DumpName, parse_dump_name
+from .npyfile import read_header as read_npy_header
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class DumpFile:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
 
 @dataclass
@@ -55,11 +55,7 @@ def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
     """Shape, dtype name and data size of an ``.npy`` file, from its header alone."""
     try:
         with path.open("rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            if version == (1, 0):
-                shape, _, dtype = np.lib.format.read_array_header_1_0(handle)
-            else:
-                shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
+            shape, _, dtype = read_npy_header(handle)
     except (OSError, ValueError) as exc:
         kind = sniff(path, comparison_format) if path.is_file() else None
         if kind is not None and not kind.is_a("npy"):
@@ -67,7 +63,7 @@ def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
         raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
     if dtype.hasobject:
         raise InputFormatError("holds Python objects, not a tensor", path=path)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     return tuple(int(d) for d in shape), dtype.name, size * dtype.itemsize
 
 

@@ -99,3 +99,22 @@ def test_scheduler_and_jobs_exclude_each_other(dumps, tmp_path, capsys):
     code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv"),
                  "--scheduler", "tcp://127.0.0.1:9", "-j", "2"])
     assert code == 2 and "--jobs: not with --scheduler" in capsys.readouterr().err
+
+
+def test_a_large_cluster_run_takes_the_compiled_pass_on_the_workers(tmp_path, scheduler, monkeypatch):
+    """RUN_BYTES lowered on the client: every task asks its worker to load numba; pairs of 64k
+    elements then go through tensors/kernel.py there, and the CSV is the numpy pass's on this machine."""
+    from advisor.tensors import kernel
+
+    golden, target = write_dumps(tmp_path / "dumps", ops=3, elements=kernel.MIN_ELEMENTS)
+    with monkeypatch.context() as patch:      # the numpy pass here, even if an earlier test loaded numba
+        patch.setattr(kernel, "MIN_ELEMENTS", 1 << 62)
+        serial = compare_dumps(CompareOptions(golden, target, tmp_path / "serial.csv", jobs=1, progress=False))
+    monkeypatch.setattr(kernel, "RUN_BYTES", 0)
+    assert main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "cluster.csv"),
+                 "--scheduler", scheduler, "--no-progress"]) == 0
+    from distributed import Client
+
+    with Client(scheduler) as client:
+        assert any(client.run(kernel.loaded).values()), "no worker loaded the compiled pass"
+    assert (tmp_path / "cluster.csv").read_bytes() == serial.output.read_bytes()

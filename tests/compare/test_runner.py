@@ -227,3 +227,30 @@ def test_a_mapper_completing_batches_out_of_order_writes_the_same_csv(dumps, tmp
 
     shuffled = compare_dumps(options(dumps, tmp_path / "shuffled.csv", jobs=1, mapper=reversed_mapper))
     assert used and shuffled.output.read_bytes() == serial.output.read_bytes()
+
+
+def test_a_large_run_takes_the_compiled_pass_and_writes_the_same_csv(dumps, tmp_path, monkeypatch):
+    """RUN_BYTES and MIN_ELEMENTS lowered so these small dumps count as large: the workers (forked
+    after the parent loaded numba) compare through tensors/kernel.py; the CSV is the numpy pass's."""
+    from advisor.tensors import kernel
+
+    reference = compare_dumps(options(dumps, tmp_path / "numpy.csv", jobs=2, resume=False))
+    monkeypatch.setattr(kernel, "RUN_BYTES", 0)
+    monkeypatch.setattr(kernel, "MIN_ELEMENTS", 16)
+    calls = []
+    monkeypatch.setattr(kernel, "warm_up", lambda real=kernel.warm_up: calls.append(1) or real())
+    compiled = compare_dumps(options(dumps, tmp_path / "compiled.csv", jobs=2, resume=False))
+    assert calls, "the run did not load the compiled pass"
+    assert compiled.output.read_text() == reference.output.read_text()
+
+
+def test_a_small_run_never_imports_numba(dumps, tmp_path):
+    import subprocess
+    import sys
+
+    golden, target = dumps
+    paths = ", ".join(f"Path({str(path)!r})" for path in (golden, target, tmp_path / "r.csv"))
+    script = ("import sys; from pathlib import Path; from advisor.compare.runner import CompareOptions, compare_dumps; "
+              f"compare_dumps(CompareOptions({paths}, jobs=1, progress=False)); print('numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
