@@ -67,8 +67,9 @@ def load_roles() -> RoleCatalog:
                        mode_modules={str(k): str(v) for k, v in (raw.get("mode_modules") or {}).items()})
 
 
-def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per row: ``role`` (one of ROLES) and ``role_name`` (``weight``, ``eps``...; NA when unnamed)."""
+def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: its role as a code into ROLES (int8) and its role name (``weight``, ``eps``...; None
+    when unnamed; one shared Python string per distinct name). ``backward``: the backward-pass rows."""
     catalog = load_roles()
     n = len(frame)
     # A handful of distinct io values: compare codes, not a million strings (NA never matches).
@@ -102,11 +103,15 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
         not_tensor |= (frame["npu_arg"].notna() | frame["golden_arg"].notna()).to_numpy(dtype=bool)
     role[not_tensor & (role != code["parameter"])] = code["argument"]
     role[_counter_ops(frame, catalog)] = code["counter"]
-    backward = ((frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
-                | io_is.get("parameter_grad", nowhere))
-    role[backward & (role != code["argument"])] = code["gradient"]
-    return pd.DataFrame({"role": pd.Categorical.from_codes(role, categories=ROLES),
-                         "role_name": pd.array(name, dtype="string")}, index=frame.index)
+    gradient = backward | io_is.get("parameter_grad", nowhere)
+    role[gradient & (role != code["argument"])] = code["gradient"]
+    return role, name
+
+
+def backward_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: whether it belongs to the backward pass (``direction`` is ``backward``)."""
+    codes, names = pd.factorize(frame["direction"])   # a handful of distinct values: compare codes
+    return np.isin(codes, [at for at, name in enumerate(names) if name == "backward"])
 
 
 def _python_type(dtypes: pd.Series) -> np.ndarray:
@@ -141,20 +146,20 @@ def _shape_is(shape: np.ndarray, where: np.ndarray, wanted: str) -> np.ndarray:
 
 def state_difference(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the largest relative difference among the printed statistics (norm, max, min, mean;
-    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is.
-    NaN where no statistic is printed on both sides."""
+    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is (a
+    code into STATISTICS, int8; -1 and NaN where no statistic is printed on both sides)."""
     n = len(frame)
     worst = np.full(n, np.nan)
-    which = np.full(n, None, dtype=object)
+    which = np.full(n, -1, dtype=np.int8)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for stat in STATISTICS:
+        for code, stat in enumerate(STATISTICS):
             npu = frame[f"npu_{stat}"].to_numpy(dtype=float)
             golden = frame[f"golden_{stat}"].to_numpy(dtype=float)
             diff = np.abs(npu - golden)
             rel = np.where(golden != 0, diff / np.abs(golden), np.where(diff > 0, 1.0, 0.0))
             better = np.isfinite(rel) & ~(rel <= worst)   # NaN worst: any finite value wins
-            worst = np.where(better, rel, worst)
-            which = np.where(better, stat, which)
+            worst[better] = rel[better]
+            which[better] = code
     return worst, which
 
 
