@@ -82,8 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("comparison", type=Path)
     parser.add_argument("--format", default="html,md,json,txt")
     parser.add_argument("-o", "--output", type=Path, default=Path("advisor-report-stages"))
+    parser.add_argument("--default-malloc", action="store_true",
+                        help="leave glibc's allocator settings as they are (advisor's command line changes them)")
     args = parser.parse_args(argv)
     stages = Stages()
+    if not args.default_malloc:
+        from advisor.cli import _release_freed_memory
+        _release_freed_memory()   # as advisor's command line does
     with stages.stage("imports"):
         from advisor import pipeline
         from advisor.facts import builder

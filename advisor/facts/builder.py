@@ -76,8 +76,6 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
         ops["is_output"] = False
     else:
         ops["is_output"] = ops.index.isin(output_index if isinstance(output_index, list) else [output_index])
-    mark_fp16_sensitive(ops)
-    mark_inserted_normalization(ops)
     if join is not None:
         mark_graph(ops, join)
     network = network_fact(table, rows, ops, output)
@@ -89,6 +87,10 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(unmatched_fields(frame, ops, join)))
         network.update(clean_fact(join.network_fields()))
+    # Nothing below reads the per-row columns (~100 bytes a row): freed before the op-level steps.
+    del rows
+    mark_fp16_sensitive(ops)
+    mark_inserted_normalization(ops)
     keep_span = int(thresholds.knob("fp16", "keep_fp32_span"))
     op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None, keep_span=keep_span)
     summarise_overflow(network, ops, span=keep_span, most=int(thresholds.knob("fp16", "max_keep_fp32")))

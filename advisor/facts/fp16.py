@@ -14,10 +14,9 @@ from .ops import lower_isin
 def mark_fp16_sensitive(ops: pd.DataFrame) -> None:
     catalog = load_catalog("fp16_sensitive")
     by_type = lower_isin(ops["op_type"], catalog)
-    golden = ops["golden_ops"].dropna()
-    by_golden = _sensitive_golden_ascii(golden, catalog)
+    by_golden = _sensitive_golden_ascii(ops["golden_ops"], catalog)
     if by_golden is None:
-        by_golden = _sensitive_golden_exact(golden, catalog)
+        by_golden = _sensitive_golden_exact(ops["golden_ops"].dropna(), catalog)
     ops["sensitive_golden"] = by_golden.reindex(ops.index)
     ops["fp16_sensitive"] = by_type | ops["sensitive_golden"].notna()
 
@@ -48,9 +47,10 @@ _LOWER[ord("A"):ord("Z") + 1] += 32
 _CELLS_PER_BLOCK = 65536  # bounds the byte arrays' memory
 
 
-def _sensitive_golden_ascii(golden: pd.Series, catalog: dict[str, str]) -> pd.Series | None:
-    """``_sensitive_golden_exact`` with array operations, on the cells joined into byte strings
-    (a million-row comparison holds ~300k ops: a Python call per golden name costs seconds).
+def _sensitive_golden_ascii(column: pd.Series, catalog: dict[str, str]) -> pd.Series | None:
+    """``_sensitive_golden_exact`` of ``column.dropna()`` with array operations, on the cells joined
+    into byte strings (a million-row comparison holds ~300k ops: a Python call per golden name costs
+    seconds). The cells become Python strings one block at a time, never all at once.
 
     None when a cell is not plain ASCII (``str.strip`` and the type regex then follow Unicode
     rules) or holds a newline or NUL: use the exact version.
@@ -60,20 +60,21 @@ def _sensitive_golden_ascii(golden: pd.Series, catalog: dict[str, str]) -> pd.Se
     if not width:
         return None
     keys_array = np.array(keys, dtype=f"S{width}")
-    texts = golden.tolist()
+    present = np.flatnonzero(column.notna().to_numpy(dtype=bool))
     cells: list[str] = []
     owners: list[np.ndarray] = []
-    for start in range(0, len(texts), _CELLS_PER_BLOCK):
-        block = texts[start:start + _CELLS_PER_BLOCK]
+    for start in range(0, len(present), _CELLS_PER_BLOCK):
+        at = present[start:start + _CELLS_PER_BLOCK]
+        block = column.iloc[at].tolist()
         blob = "\n".join(block) + "\n"
         if not blob.isascii() or blob.count("\n") != len(block) or "\0" in blob:
             return None
         joined, owner = _sensitive_names(np.frombuffer(blob.encode("ascii"), dtype=np.uint8), keys_array)
         cells.extend(joined)
-        owners.append(owner + start)
+        owners.append(at[owner])
     if not cells:  # the exact version's empty result, from a cell known to hold none
-        return _sensitive_golden_exact(golden.iloc[:1], catalog)
-    return pd.Series(cells, index=golden.index[np.concatenate(owners)])
+        return _sensitive_golden_exact(column.iloc[present[:1]], catalog)
+    return pd.Series(cells, index=column.index[np.concatenate(owners)])
 
 
 def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.ndarray]:
