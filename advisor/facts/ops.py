@@ -67,8 +67,17 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     One pass per column over rows grouped by (op, side); a text column is read only at the one
     row per op that holds its first value, never grouped or copied."""
     op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
-    op_code, op_labels = pd.factorize(rows["op_index"].where(op_rows), sort=True)
-    groups = Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
+    # The op of each row as a code into the sorted op indices (sort-based: no hash table over a
+    # million rows); rows outside op_rows get a code too, which Groups never reads.
+    index = rows["op_index"]
+    values = index.to_numpy(dtype=np.int64, na_value=-1)
+    op_labels = np.unique(values[op_rows])
+    key = np.searchsorted(op_labels, values)
+    del values
+    key *= 2
+    key += ~rows["is_input"].to_numpy(dtype=bool)   # side 0: inputs, 1: the rest
+    groups = Groups(key, op_rows)
+    del key
     n_ops = len(op_labels)
     side_groups = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
     side_ops = [groups.keys[g] // 2 for g in side_groups]
@@ -83,23 +92,31 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         """One value per group -> per op, the smaller of its two sides' (NaN: none)."""
         return np.fmin(per_op(values, 0, np.nan), per_op(values, 1, np.nan))
 
-    ops = pd.DataFrame(index=pd.Index(op_labels, name="op_index"))
+    # The columns are gathered, then made into the frame at once, uncopied (a column set on a
+    # DataFrame one at a time is copied).
+    columns: dict[str, Any] = {}
     for name, column in OP_TEXT_COLUMNS.items():
-        ops[name] = _take(frame[column].array, both(groups.first(frame[column].notna().to_numpy())))
-    ops["source_line"] = both(groups.reduce(np.minimum, rows["line"].to_numpy())).astype("int64")
-    ops["tensors"] = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
+        columns[name] = _take(frame[column].array, both(groups.first(frame[column].notna().to_numpy())))
+    columns["source_line"] = both(groups.reduce(np.minimum, rows["line"].to_numpy())).astype("int64")
+    columns["tensors"] = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
     stored = rows["stored_dtype"].array
     first_dtype = groups.first(stored.codes >= 0)
     dtype_code = np.where(np.isnan(first_dtype), np.nan, stored.codes[np.nan_to_num(first_dtype).astype(np.int64)])
-    summaries = {name: groups.reduce(ufunc, rows[column].to_numpy())
-                 for name, (column, ufunc, _) in SIDE_SUMMARY.items()}
+    summaries: dict[str, list[np.ndarray]] = {}   # per op, [in, out]: each per-group summary freed at once
+    for name, (column, ufunc, fill) in SIDE_SUMMARY.items():
+        summary = groups.reduce(ufunc, rows[column].to_numpy())
+        summaries[name] = [per_op(summary, side, fill) for side in (0, 1)]
+        del summary
     for side, prefix in enumerate(("in", "out")):
-        for name, (_, _, fill) in SIDE_SUMMARY.items():
-            ops[f"{prefix}_{name}"] = per_op(summaries[name], side, fill)
-        ops[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
-        ops[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
-    ops["dtype"] = ops["out_dtype"].fillna(ops["in_dtype"])
-    ops["position"] = np.arange(len(ops), dtype="int64")
+        for name in SIDE_SUMMARY:
+            columns[f"{prefix}_{name}"] = summaries[name][side]
+        columns[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
+        columns[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
+    del summaries
+    columns["dtype"] = columns["out_dtype"].fillna(columns["in_dtype"])
+    columns["position"] = np.arange(n_ops, dtype="int64")
+    ops = pd.DataFrame(columns, index=pd.Index(pd.array(op_labels, dtype=index.dtype), name="op_index"),
+                       copy=False)
     return ops
 
 
