@@ -39,7 +39,6 @@ class Groups:
             rows = rows[np.argsort(ordered, kind="stable")]  # stable: row order within a group
             ordered = key[rows]
         contiguous = in_place and len(rows) > 0 and rows[-1] - rows[0] + 1 == len(rows)
-        self._size = len(member)
         self._take = slice(rows[0], rows[-1] + 1) if contiguous else rows
         self.starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(rows) \
             else np.zeros(0, dtype=np.int64)
@@ -53,11 +52,16 @@ class Groups:
 
     def first(self, present: np.ndarray) -> np.ndarray:
         """Per group, the first row position where ``present`` (groupby's ``first`` skips NA), as
-        float; NaN when there is none."""
-        if not hasattr(self, "_positions"):
-            self._positions = np.arange(self._size)
-        at = self.reduce(np.minimum, np.where(present, self._positions, self._size))
-        return np.where(at < self._size, at, np.nan)
+        float; NaN when there is none. Found by searching the present rows' ordinals for each
+        group's start: no row-sized array of positions."""
+        if not len(self.starts):
+            return np.zeros(0, dtype=float)
+        hits = np.flatnonzero(present[self._take])       # ordinals (in group order) of the present rows
+        at = np.searchsorted(hits, self.starts)           # the first present row at or after each start
+        ordinal = hits[np.minimum(at, len(hits) - 1)] if len(hits) else np.zeros(len(at), dtype=np.int64)
+        found = (at < len(hits)) & (ordinal < self.starts + self.sizes)
+        row = ordinal + self._take.start if isinstance(self._take, slice) else self._take[ordinal]
+        return np.where(found, row, np.nan)
 
 
 def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
