@@ -67,9 +67,9 @@ def load_roles() -> RoleCatalog:
                        mode_modules={str(k): str(v) for k, v in (raw.get("mode_modules") or {}).items()})
 
 
-def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: its role as a code into ROLES (int8) and its role name (``weight``, ``eps``...; None
-    when unnamed; one shared Python string per distinct name). ``backward``: the backward-pass rows."""
+def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray, pd.Categorical]:
+    """Per row: its role as a code into ROLES (int8) and its role name (``weight``, ``eps``...; NaN
+    when unnamed), a Categorical of the few distinct names. ``backward``: the backward-pass rows."""
     catalog = load_roles()
     n = len(frame)
     # A handful of distinct io values: compare codes, not a million strings (NA never matches).
@@ -79,7 +79,8 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
     code = {r: np.int8(i) for i, r in enumerate(ROLES)}   # roles as codes into ROLES (-1: not a role)
     role = np.zeros(n, dtype=np.int8)   # data
     role[io_is.get("output", nowhere)] = code["output"]
-    name = np.full(n, None, dtype=object)
+    name = np.full(n, -1, dtype=np.int32)   # codes into names
+    names: list[str] = []
     # Known slots: one dictionary look-up per distinct (API, slot) pair.
     slot = frame["slot"]
     inputs = io_is.get("input", nowhere) & slot.notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
@@ -95,7 +96,9 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
         if known.any():
             hit = known[codes]
             role[at[hit]] = np.array([code.get(e[0], -1) if e else 0 for e in looked_up], dtype=np.int8)[codes[hit]]
-            name[at[hit]] = np.array([e[1] if e else None for e in looked_up], dtype=object)[codes[hit]]
+            names = list(dict.fromkeys(e[1] for e in looked_up if e))
+            code_of = {text: at for at, text in enumerate(names)}
+            name[at[hit]] = np.array([code_of[e[1]] if e else -1 for e in looked_up], dtype=np.int32)[codes[hit]]
     role[io_is.get("parameter", nowhere)] = code["parameter"]
     # A value that is not a tensor (msprobe prints its Python type as the dtype) is an argument.
     not_tensor = _python_type(frame["npu_dtype"]) | _python_type(frame["golden_dtype"])
@@ -105,7 +108,7 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
     role[_counter_ops(frame, catalog)] = code["counter"]
     gradient = backward | io_is.get("parameter_grad", nowhere)
     role[gradient & (role != code["argument"])] = code["gradient"]
-    return role, name
+    return role, pd.Categorical.from_codes(name, categories=names)
 
 
 def backward_rows(frame: pd.DataFrame) -> np.ndarray:

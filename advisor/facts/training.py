@@ -63,7 +63,7 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
     rows["backward"] = backward
     rows["role"] = pd.Categorical.from_codes(role, categories=ROLES)   # one byte per row
-    rows["role_name"] = pd.Series(role_name, index=rows.index, dtype=object, copy=False)
+    rows["role_name"] = role_name
     rows["state_differs"] = state_differs
     rows["arg_differs"] = comparable & argument & changed
     rows["arg_compared"] = comparable & argument & (np.isfinite(rel) | has_md5)
@@ -86,17 +86,21 @@ def _role_in(codes: np.ndarray, names: Any) -> np.ndarray:
     return np.isin(codes, [at for at, name in enumerate(ROLES) if name in set(names)])
 
 
-def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> np.ndarray:
-    reason = np.full(len(frame), None, dtype=object)
-    if not unjudged.any():
-        return reason
-    shapes = frame["shape_mismatch"].fillna(False).to_numpy(dtype=bool)
-    zero = ((frame["golden_norm"] == 0) | ((frame["golden_max"] == 0) & (frame["golden_min"] == 0))
-            | ((frame["golden_mean"] == 0) & (frame["golden_std"] == 0))).fillna(False).to_numpy(dtype=bool)
-    reason[unjudged] = "no metric or statistics"
-    reason[unjudged & zero] = "reference all zeros"
-    reason[unjudged & shapes] = "shapes differ"
-    return reason
+UNJUDGED_REASONS = ("no metric or statistics", "reference all zeros", "shapes differ")
+
+
+def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> pd.Categorical:
+    """Per row: why a tensor row was not judged (a Categorical of UNJUDGED_REASONS; NaN: judged, or
+    not a tensor)."""
+    reason = np.full(len(frame), -1, dtype=np.int8)
+    if unjudged.any():
+        shapes = frame["shape_mismatch"].fillna(False).to_numpy(dtype=bool)
+        zero = ((frame["golden_norm"] == 0) | ((frame["golden_max"] == 0) & (frame["golden_min"] == 0))
+                | ((frame["golden_mean"] == 0) & (frame["golden_std"] == 0))).fillna(False).to_numpy(dtype=bool)
+        reason[unjudged] = 0
+        reason[unjudged & zero] = 1
+        reason[unjudged & shapes] = 2
+    return pd.Categorical.from_codes(reason, categories=UNJUDGED_REASONS)
 
 
 def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
@@ -232,8 +236,8 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
 
     parameter = role_is("parameter")
     judged = rows["judged"].to_numpy(dtype=bool)
-    reasons = rows["unjudged_reason"].to_numpy()
-    unjudged = np.flatnonzero(pd.notna(reasons))
+    reasons = rows["unjudged_reason"].array
+    unjudged = np.flatnonzero(reasons.codes >= 0)
     listed = unjudged[:MAX_LISTED]   # names only for the rows listed
     names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
                       index=listed)
@@ -255,7 +259,7 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
     if len(unjudged):
-        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in listed)
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({UNJUDGED_REASONS[reasons.codes[at]]})" for at in listed)
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):
