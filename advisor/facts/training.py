@@ -239,8 +239,9 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
     reasons = rows["unjudged_reason"].array
     unjudged = np.flatnonzero(reasons.codes >= 0)
     listed = unjudged[:MAX_LISTED]   # names only for the rows listed
-    names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
-                      index=listed)
+    # One value at a time: taking rows of a chunked Arrow column copies the whole column first.
+    tensor_ids, op_names = frame["tensor_id"], frame["op_name"]
+    names = {at: tensor_ids.iat[at] if pd.notna(tensor_ids.iat[at]) else op_names.iat[at] for at in listed.tolist()}
     stated = np.zeros(len(rows), dtype=bool)
     stated[parameter] = rows["state_stat"].to_numpy()[parameter] >= 0   # code -1: no statistic printed
     fields: dict[str, Any] = {
@@ -259,7 +260,8 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
     if len(unjudged):
-        fields["unjudged_list"] = "; ".join(f"{names[at]} ({UNJUDGED_REASONS[reasons.codes[at]]})" for at in listed)
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({UNJUDGED_REASONS[reasons.codes[at]]})"
+                                            for at in listed.tolist())
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):
