@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import load_config
@@ -15,22 +16,20 @@ from .engine.registry import Registry
 from .engine.runner import run_rules
 from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
-from .evidence.config import config_fact
-from .evidence.facts import GoldenInputs, evidence_facts
-from .evidence.layers import LayerInputs, layer_facts
-from .evidence.quant_config import QuantSettings, quant_settings
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
-from .ingest.build_config import config_warnings, read_build_config
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
 from .report.key_ops import key_ops, op_types_of
 from .report.neighbourhood import root_neighbourhood
 from .report.series import op_series
+
+if TYPE_CHECKING:
+    from .evidence.quant_config import QuantSettings
 
 MAX_SOURCE_LINES = 50
 
@@ -206,6 +205,11 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     the comparison is."""
     if path is None:
         return None
+    # The evidence stage is imported when an input asks for it: a plain comparison does not load it.
+    from .evidence.config import config_fact
+    from .evidence.quant_config import quant_settings
+    from .ingest.build_config import config_warnings, read_build_config
+
     raw = read_build_config(path)
     settings = quant_settings(raw, path)
     unknown = config_warnings(raw)
@@ -220,6 +224,11 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
     config, settings = build if build else (None, None)
     out = [config] if config else []
+    if not options.dumps and settings is None:
+        return out
+    from .evidence.facts import GoldenInputs, evidence_facts
+    from .evidence.layers import LayerInputs, layer_facts
+
     dumps = GoldenInputs(*options.dumps, table) if options.dumps else None   # scanned once for both uses
     if options.dumps:
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,

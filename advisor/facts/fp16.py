@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..catalogs import load_catalog, op_type_of_name
 from .ops import lower_isin
@@ -14,11 +15,10 @@ from .ops import lower_isin
 def mark_fp16_sensitive(ops: pd.DataFrame) -> None:
     catalog = load_catalog("fp16_sensitive")
     by_type = lower_isin(ops["op_type"], catalog)
-    golden = ops["golden_ops"].dropna()
-    by_golden = _sensitive_golden_ascii(golden, catalog)
+    by_golden = _sensitive_golden_ascii(ops["golden_ops"], catalog)
     if by_golden is None:
-        by_golden = _sensitive_golden_exact(golden, catalog)
-    ops["sensitive_golden"] = by_golden.reindex(ops.index)
+        by_golden = _sensitive_golden_exact(ops["golden_ops"].dropna(), catalog)
+    ops["sensitive_golden"] = by_golden.reindex(ops.index) if not by_golden.index.equals(ops.index) else by_golden
     ops["fp16_sensitive"] = by_type | ops["sensitive_golden"].notna()
 
 
@@ -48,9 +48,10 @@ _LOWER[ord("A"):ord("Z") + 1] += 32
 _CELLS_PER_BLOCK = 65536  # bounds the byte arrays' memory
 
 
-def _sensitive_golden_ascii(golden: pd.Series, catalog: dict[str, str]) -> pd.Series | None:
-    """``_sensitive_golden_exact`` with array operations, on the cells joined into byte strings
-    (a million-row comparison holds ~300k ops: a Python call per golden name costs seconds).
+def _sensitive_golden_ascii(column: pd.Series, catalog: dict[str, str]) -> pd.Series | None:
+    """``_sensitive_golden_exact`` of ``column.dropna()`` with array operations, on the cells joined
+    into byte strings (a million-row comparison holds ~300k ops: a Python call per golden name costs
+    seconds). The cells become Python strings one block at a time, never all at once.
 
     None when a cell is not plain ASCII (``str.strip`` and the type regex then follow Unicode
     rules) or holds a newline or NUL: use the exact version.
@@ -60,27 +61,44 @@ def _sensitive_golden_ascii(golden: pd.Series, catalog: dict[str, str]) -> pd.Se
     if not width:
         return None
     keys_array = np.array(keys, dtype=f"S{width}")
-    texts = golden.tolist()
-    cells: list[str] = []
+    present = np.flatnonzero(column.notna().to_numpy(dtype=bool))
+    cells: list[np.ndarray] = []
     owners: list[np.ndarray] = []
-    for start in range(0, len(texts), _CELLS_PER_BLOCK):
-        block = texts[start:start + _CELLS_PER_BLOCK]
+    for start in range(0, len(present), _CELLS_PER_BLOCK):
+        at = present[start:start + _CELLS_PER_BLOCK]
+        block = column.iloc[at].tolist()
         blob = "\n".join(block) + "\n"
         if not blob.isascii() or blob.count("\n") != len(block) or "\0" in blob:
             return None
         joined, owner = _sensitive_names(np.frombuffer(blob.encode("ascii"), dtype=np.uint8), keys_array)
-        cells.extend(joined)
-        owners.append(owner + start)
-    if not cells:  # the exact version's empty result, from a cell known to hold none
-        return _sensitive_golden_exact(golden.iloc[:1], catalog)
-    return pd.Series(cells, index=golden.index[np.concatenate(owners)])
+        cells.append(joined)
+        owners.append(at[owner])
+    owned = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    if not len(owned):  # the exact version's empty result, from a cell known to hold none
+        return _sensitive_golden_exact(column.iloc[present[:1]], catalog)
+    return _lines_at(np.concatenate(cells), owned, column.index)
 
 
-def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.ndarray]:
+def _lines_at(lines: np.ndarray, at: np.ndarray, index: pd.Index) -> pd.Series:
+    """The "\n"-terminated ASCII lines in ``lines`` (bytes) at positions ``at`` (ascending) of a
+    Series on ``index``, NA elsewhere: an Arrow string column built from the bytes, in the dtype
+    pandas gives a Series of strings, with no Python string per line."""
+    ends = np.flatnonzero(lines == ord("\n"))
+    offsets = np.concatenate(([0], ends - np.arange(len(ends)))).astype(np.int64)   # without the "\n"s
+    texts = pa.LargeStringArray.from_buffers(len(ends), pa.py_buffer(offsets),
+                                             pa.py_buffer(lines[lines != ord("\n")].tobytes()))
+    where = np.full(len(index), -1, dtype=np.int64)
+    where[at] = np.arange(len(at))
+    taken = texts.take(pa.array(where, mask=where < 0))
+    return pd.Series(pd.array(taken, dtype=pd.StringDtype("pyarrow", na_value=np.nan)), index=index)
+
+
+def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For cells joined by "\n" into ``buf``: the comma-joined sensitive names of each cell that
-    has any, and the cell numbers. Each name is a span of ``buf``; stripping, its leaf (after the
-    last "/") and its type (``op_type_of_name``: a leaf ``<letter><letters/digits>_<digits>``
-    without the ``_<digits>``, else the whole leaf) are span arithmetic."""
+    has any (as bytes, one "\n"-terminated line per such cell), and the cell numbers. Each name
+    is a span of ``buf``; stripping, its leaf (after the last "/") and its type
+    (``op_type_of_name``: a leaf ``<letter><letters/digits>_<digits>`` without the ``_<digits>``,
+    else the whole leaf) are span arithmetic."""
     size = len(buf)
     ends = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))  # every name ends at one
     closes_cell = buf[ends] == ord("\n")
@@ -113,7 +131,7 @@ def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.n
         chars[:, k] = np.where(k < length[fits], _LOWER[buf[np.minimum(leaf[fits] + k, size - 1)]], 0)
     sensitive = fits[np.isin(chars.view(f"S{width}").ravel(), keys)]
     if not len(sensitive):
-        return [], sensitive
+        return np.zeros(0, dtype=np.uint8), sensitive
     # Keep each sensitive name and the byte after it, rewritten to "," when the next kept name is
     # of the same cell, else to "\n": the kept bytes then read as one joined cell per line.
     owner = cell[sensitive]
@@ -123,8 +141,7 @@ def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[list[str], np.n
     edges = np.zeros(size + 1, dtype=np.int8)  # +1 where a kept span starts, -1 after it ends
     edges[first[sensitive]] = 1
     edges[stop[sensitive] + 1] -= 1
-    text = out[np.cumsum(edges[:size], dtype=np.int8) > 0].tobytes().decode("ascii")
-    return text.split("\n")[:-1], owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
+    return out[np.cumsum(edges[:size], dtype=np.int8) > 0], owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
 
 
 def keep_fp32_names(ops: pd.DataFrame, position: int, span: int) -> list[str]:

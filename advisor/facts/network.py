@@ -88,32 +88,45 @@ def _output_op_name(golden_file: object) -> str:
     return parsed.op if parsed is not None else text
 
 
-def network_fact(table: ComparisonTable, rows: pd.DataFrame, ops: pd.DataFrame,
-                  output: dict[str, Any]) -> dict[str, Any]:
-    deviating = ops[ops["out_deviates"]]
+def tensor_counts(table: ComparisonTable, rows: pd.DataFrame) -> dict[str, Any]:
+    """What the network fact says about the rows (counts and dtypes), taken before ``rows`` is freed."""
     comparable = rows["comparable"].to_numpy()
     stored = rows["stored_dtype"].array
     dtypes = dtype_counts(rows, comparable)
+    return {
+        "rows": len(table.frame),
+        "compared_tensors": int(comparable.sum()),
+        "deviating_tensors": int(rows["deviates"].sum()),
+        "dtype": str(dtypes.index[0]) if len(dtypes) else "unknown",
+        "compute_dtype": compute_dtype(first_seen(stored.codes, stored.categories, comparable)) or "unknown",
+        "has_fp16": bool((stored.categories == "float16").any()),  # the categories are the dtypes present
+    }
+
+
+def network_fact(table: ComparisonTable, tensors: dict[str, Any], ops: pd.DataFrame,
+                 output: dict[str, Any]) -> dict[str, Any]:
+    """``tensors``: ``tensor_counts`` of the rows."""
+    deviating = np.flatnonzero(ops["out_deviates"].to_numpy(dtype=bool))   # positions: no copy of the ops
     fact: dict[str, Any] = {
         "id": "network", "fact": "network",
-        "rows": len(table.frame), "ops": len(ops),
-        "compared_tensors": int(rows["comparable"].sum()),
-        "deviating_tensors": int(rows["deviates"].sum()),
+        "rows": tensors["rows"], "ops": len(ops),
+        "compared_tensors": tensors["compared_tensors"],
+        "deviating_tensors": tensors["deviating_tensors"],
         "deviating_ops": len(deviating),
         "entry_points": int((ops["error_enters"] | ops["hidden_entry"]).sum()),
         "overflow_ops": int(ops["out_overflow"].sum()),
         "nonfinite_ops": int(ops["out_nonfinite"].sum()),
         "input_ops": int(ops["is_input"].sum()),
         "input_deviates": bool(ops["input_deviates"].any()),
-        "dtype": str(dtypes.index[0]) if len(dtypes) else "unknown",
-        "compute_dtype": compute_dtype(first_seen(stored.codes, stored.categories, comparable)) or "unknown",
-        "has_fp16": bool((stored.categories == "float16").any()),  # the categories are the dtypes present
+        "dtype": tensors["dtype"],
+        "compute_dtype": tensors["compute_dtype"],
+        "has_fp16": tensors["has_fp16"],
         "format": table.format,
         **output,
     }
     if len(deviating):
-        fact["first_deviating_index"] = int(deviating.index[0])
-        fact["first_deviating_op"] = str(deviating["op"].iloc[0])
+        fact["first_deviating_index"] = int(ops.index[deviating[0]])
+        fact["first_deviating_op"] = str(ops["op"].iloc[deviating[0]])
     fact["consistent"] = (fact["deviating_ops"] == 0 and fact["overflow_ops"] == 0
                           and not fact["output_deviates"] and not fact["input_deviates"])
     return clean_fact(fact)

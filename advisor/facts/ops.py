@@ -39,7 +39,6 @@ class Groups:
             rows = rows[np.argsort(ordered, kind="stable")]  # stable: row order within a group
             ordered = key[rows]
         contiguous = in_place and len(rows) > 0 and rows[-1] - rows[0] + 1 == len(rows)
-        self._size = len(member)
         self._take = slice(rows[0], rows[-1] + 1) if contiguous else rows
         self.starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(rows) \
             else np.zeros(0, dtype=np.int64)
@@ -53,11 +52,16 @@ class Groups:
 
     def first(self, present: np.ndarray) -> np.ndarray:
         """Per group, the first row position where ``present`` (groupby's ``first`` skips NA), as
-        float; NaN when there is none."""
-        if not hasattr(self, "_positions"):
-            self._positions = np.arange(self._size)
-        at = self.reduce(np.minimum, np.where(present, self._positions, self._size))
-        return np.where(at < self._size, at, np.nan)
+        float; NaN when there is none. Found by searching the present rows' ordinals for each
+        group's start: no row-sized array of positions."""
+        if not len(self.starts):
+            return np.zeros(0, dtype=float)
+        hits = np.flatnonzero(present[self._take])       # ordinals (in group order) of the present rows
+        at = np.searchsorted(hits, self.starts)           # the first present row at or after each start
+        ordinal = hits[np.minimum(at, len(hits) - 1)] if len(hits) else np.zeros(len(at), dtype=np.int64)
+        found = (at < len(hits)) & (ordinal < self.starts + self.sizes)
+        row = ordinal + self._take.start if isinstance(self._take, slice) else self._take[ordinal]
+        return np.where(found, row, np.nan)
 
 
 def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
@@ -67,8 +71,18 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     One pass per column over rows grouped by (op, side); a text column is read only at the one
     row per op that holds its first value, never grouped or copied."""
     op_rows = (~rows["is_net_out"] & rows["op_index"].notna() & rows["aggregated"]).to_numpy()
-    op_code, op_labels = pd.factorize(rows["op_index"].where(op_rows), sort=True)
-    groups = Groups(2 * op_code + ~rows["is_input"].to_numpy(), op_rows)  # side 0: inputs, 1: the rest
+    # The op of each row as a code into the sorted op indices (sort-based: no hash table over a
+    # million rows); rows outside op_rows get a code too, which Groups never reads.
+    index = rows["op_index"]
+    values = index.to_numpy(dtype=np.int64, na_value=-1)
+    op_labels = np.sort(values[op_rows])   # np.unique hashes integers: slower than sorting rows in op order
+    op_labels = op_labels[np.concatenate(([True], op_labels[1:] != op_labels[:-1]))] if len(op_labels) else op_labels
+    key = np.searchsorted(op_labels, values)
+    del values
+    key *= 2
+    key += ~rows["is_input"].to_numpy(dtype=bool)   # side 0: inputs, 1: the rest
+    groups = Groups(key, op_rows)
+    del key
     n_ops = len(op_labels)
     side_groups = [np.flatnonzero(groups.keys % 2 == side) for side in (0, 1)]
     side_ops = [groups.keys[g] // 2 for g in side_groups]
@@ -83,23 +97,31 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         """One value per group -> per op, the smaller of its two sides' (NaN: none)."""
         return np.fmin(per_op(values, 0, np.nan), per_op(values, 1, np.nan))
 
-    ops = pd.DataFrame(index=pd.Index(op_labels, name="op_index"))
+    # The columns are gathered, then made into the frame at once, uncopied (a column set on a
+    # DataFrame one at a time is copied).
+    columns: dict[str, Any] = {}
     for name, column in OP_TEXT_COLUMNS.items():
-        ops[name] = _take(frame[column].array, both(groups.first(frame[column].notna().to_numpy())))
-    ops["source_line"] = both(groups.reduce(np.minimum, rows["line"].to_numpy())).astype("int64")
-    ops["tensors"] = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
+        columns[name] = _take(frame[column].array, both(groups.first(frame[column].notna().to_numpy())))
+    columns["source_line"] = both(groups.reduce(np.minimum, rows["line"].to_numpy())).astype("int64")
+    columns["tensors"] = per_op(groups.sizes, 0, 0) + per_op(groups.sizes, 1, 0)
     stored = rows["stored_dtype"].array
     first_dtype = groups.first(stored.codes >= 0)
     dtype_code = np.where(np.isnan(first_dtype), np.nan, stored.codes[np.nan_to_num(first_dtype).astype(np.int64)])
-    summaries = {name: groups.reduce(ufunc, rows[column].to_numpy())
-                 for name, (column, ufunc, _) in SIDE_SUMMARY.items()}
+    summaries: dict[str, list[np.ndarray]] = {}   # per op, [in, out]: each per-group summary freed at once
+    for name, (column, ufunc, fill) in SIDE_SUMMARY.items():
+        summary = groups.reduce(ufunc, rows[column].to_numpy())
+        summaries[name] = [per_op(summary, side, fill) for side in (0, 1)]
+        del summary
     for side, prefix in enumerate(("in", "out")):
-        for name, (_, _, fill) in SIDE_SUMMARY.items():
-            ops[f"{prefix}_{name}"] = per_op(summaries[name], side, fill)
-        ops[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
-        ops[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
-    ops["dtype"] = ops["out_dtype"].fillna(ops["in_dtype"])
-    ops["position"] = np.arange(len(ops), dtype="int64")
+        for name in SIDE_SUMMARY:
+            columns[f"{prefix}_{name}"] = summaries[name][side]
+        columns[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
+        columns[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
+    del summaries
+    columns["dtype"] = columns["out_dtype"].fillna(columns["in_dtype"])
+    columns["position"] = np.arange(n_ops, dtype="int64")
+    ops = pd.DataFrame(columns, index=pd.Index(pd.array(op_labels, dtype=index.dtype), name="op_index"),
+                       copy=False)
     return ops
 
 
@@ -145,8 +167,36 @@ def tool_flag_fields(ops: pd.DataFrame) -> dict[str, Any]:
 
 
 def _take(values: pd.api.extensions.ExtensionArray, at: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    """``values`` at positions ``at`` (floats, NaN for none: NA), keeping the dtype."""
-    return values.take(np.where(np.isnan(at), -1, at).astype(np.int64), allow_fill=True)
+    """``values`` at positions ``at`` (floats, NaN for none: NA), keeping the dtype.
+
+    An Arrow column read in chunks is taken chunk by chunk: pyarrow's ``take`` on a chunked array
+    first concatenates every chunk, a transient copy of the whole column (150 MiB for the op names
+    of 3M rows) to fetch a few hundred thousand values."""
+    positions = np.where(np.isnan(at), -1, at).astype(np.int64)
+    starts = _chunk_starts(values)
+    if starts is None or len(starts) <= 2:
+        return values.take(positions, allow_fill=True)
+    present = np.flatnonzero(positions >= 0)
+    wanted = positions[present]
+    order = np.argsort(wanted, kind="stable")
+    rows = wanted[order]
+    bounds = np.searchsorted(rows, starts)
+    parts = [values[starts[c]:starts[c + 1]].take(rows[bounds[c]:bounds[c + 1]] - starts[c])
+             for c in range(len(starts) - 1) if bounds[c] < bounds[c + 1]]
+    gathered = type(values)._concat_same_type(parts) if parts else values[:0]
+    where = np.full(len(positions), -1, dtype=np.int64)
+    where[present[order]] = np.arange(len(order))
+    return gathered.take(where, allow_fill=True)
+
+
+def _chunk_starts(values: pd.api.extensions.ExtensionArray) -> np.ndarray | None:
+    """Where each chunk of an Arrow-backed column starts, and its length at the end; None when the
+    column is not a chunked Arrow array."""
+    arrow = getattr(values, "__arrow_array__", None)
+    chunks = getattr(arrow(), "chunks", None) if arrow is not None else None
+    if chunks is None:
+        return None
+    return np.concatenate(([0], np.cumsum([len(chunk) for chunk in chunks], dtype=np.int64)))
 
 
 def mark_inputs(ops: pd.DataFrame, input_nodes: tuple[str, ...], warnings: list[str]) -> None:

@@ -67,8 +67,9 @@ def load_roles() -> RoleCatalog:
                        mode_modules={str(k): str(v) for k, v in (raw.get("mode_modules") or {}).items()})
 
 
-def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per row: ``role`` (one of ROLES) and ``role_name`` (``weight``, ``eps``...; NA when unnamed)."""
+def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray, pd.Categorical]:
+    """Per row: its role as a code into ROLES (int8) and its role name (``weight``, ``eps``...; NaN
+    when unnamed), a Categorical of the few distinct names. ``backward``: the backward-pass rows."""
     catalog = load_roles()
     n = len(frame)
     # A handful of distinct io values: compare codes, not a million strings (NA never matches).
@@ -78,7 +79,8 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
     code = {r: np.int8(i) for i, r in enumerate(ROLES)}   # roles as codes into ROLES (-1: not a role)
     role = np.zeros(n, dtype=np.int8)   # data
     role[io_is.get("output", nowhere)] = code["output"]
-    name = np.full(n, None, dtype=object)
+    name = np.full(n, -1, dtype=np.int32)   # codes into names
+    names: list[str] = []
     # Known slots: one dictionary look-up per distinct (API, slot) pair.
     slot = frame["slot"]
     inputs = io_is.get("input", nowhere) & slot.notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
@@ -94,7 +96,9 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
         if known.any():
             hit = known[codes]
             role[at[hit]] = np.array([code.get(e[0], -1) if e else 0 for e in looked_up], dtype=np.int8)[codes[hit]]
-            name[at[hit]] = np.array([e[1] if e else None for e in looked_up], dtype=object)[codes[hit]]
+            names = list(dict.fromkeys(e[1] for e in looked_up if e))
+            code_of = {text: at for at, text in enumerate(names)}
+            name[at[hit]] = np.array([code_of[e[1]] if e else -1 for e in looked_up], dtype=np.int32)[codes[hit]]
     role[io_is.get("parameter", nowhere)] = code["parameter"]
     # A value that is not a tensor (msprobe prints its Python type as the dtype) is an argument.
     not_tensor = _python_type(frame["npu_dtype"]) | _python_type(frame["golden_dtype"])
@@ -102,11 +106,15 @@ def tensor_roles(frame: pd.DataFrame) -> pd.DataFrame:
         not_tensor |= (frame["npu_arg"].notna() | frame["golden_arg"].notna()).to_numpy(dtype=bool)
     role[not_tensor & (role != code["parameter"])] = code["argument"]
     role[_counter_ops(frame, catalog)] = code["counter"]
-    backward = ((frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
-                | io_is.get("parameter_grad", nowhere))
-    role[backward & (role != code["argument"])] = code["gradient"]
-    return pd.DataFrame({"role": pd.Categorical.from_codes(role, categories=ROLES),
-                         "role_name": pd.array(name, dtype="string")}, index=frame.index)
+    gradient = backward | io_is.get("parameter_grad", nowhere)
+    role[gradient & (role != code["argument"])] = code["gradient"]
+    return role, pd.Categorical.from_codes(name, categories=names)
+
+
+def backward_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: whether it belongs to the backward pass (``direction`` is ``backward``)."""
+    codes, names = pd.factorize(frame["direction"])   # a handful of distinct values: compare codes
+    return np.isin(codes, [at for at, name in enumerate(names) if name == "backward"])
 
 
 def _python_type(dtypes: pd.Series) -> np.ndarray:
@@ -141,20 +149,20 @@ def _shape_is(shape: np.ndarray, where: np.ndarray, wanted: str) -> np.ndarray:
 
 def state_difference(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the largest relative difference among the printed statistics (norm, max, min, mean;
-    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is.
-    NaN where no statistic is printed on both sides."""
+    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is (a
+    code into STATISTICS, int8; -1 and NaN where no statistic is printed on both sides)."""
     n = len(frame)
     worst = np.full(n, np.nan)
-    which = np.full(n, None, dtype=object)
+    which = np.full(n, -1, dtype=np.int8)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for stat in STATISTICS:
+        for code, stat in enumerate(STATISTICS):
             npu = frame[f"npu_{stat}"].to_numpy(dtype=float)
             golden = frame[f"golden_{stat}"].to_numpy(dtype=float)
             diff = np.abs(npu - golden)
             rel = np.where(golden != 0, diff / np.abs(golden), np.where(diff > 0, 1.0, 0.0))
             better = np.isfinite(rel) & ~(rel <= worst)   # NaN worst: any finite value wins
-            worst = np.where(better, rel, worst)
-            which = np.where(better, stat, which)
+            worst[better] = rel[better]
+            which[better] = code
     return worst, which
 
 

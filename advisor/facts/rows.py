@@ -62,6 +62,11 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
                                  | (red > thresholds.per_row(dtype, "relative_euclidean_distance")[codes])
                                  | (scale > thresholds.per_row(dtype, "scale")[codes])
                                  | nonfinite | collapsed)
+    everywhere = bool(comparable.all())   # the usual case: the metric columns are shared, not copied
+
+    def where_comparable(values: np.ndarray) -> np.ndarray:
+        return values if everywhere else np.where(comparable, values, np.nan)
+
     is_fp16 = (per_code == "float16").fillna(False).to_numpy(dtype=bool)[codes]
     overflow = frame["overflow"].fillna(False).to_numpy(dtype=bool) | (nonfinite & is_fp16 & comparable)
     return pd.DataFrame({
@@ -69,11 +74,11 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         "is_input": (frame["io"] == "input").fillna(False).to_numpy(dtype=bool),
         "is_net_out": frame["is_network_output"].fillna(False).to_numpy(dtype=bool),
         "comparable": comparable,
-        "cos": np.where(comparable, cos, np.nan),
-        "red": np.where(comparable, red, np.nan),
-        "scale": np.where(comparable, scale, np.nan),
-        "mae": np.where(comparable, frame["max_abs_error"].to_numpy(), np.nan),
-        "kl": np.where(comparable, frame["kl_divergence"].to_numpy(), np.nan),
+        "cos": where_comparable(cos),
+        "red": where_comparable(red),
+        "scale": where_comparable(scale),
+        "mae": where_comparable(frame["max_abs_error"].to_numpy()),
+        "kl": where_comparable(frame["kl_divergence"].to_numpy()),
         "deviates": deviates,
         "nonfinite": nonfinite & comparable,
         "overflow": overflow,

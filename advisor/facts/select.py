@@ -55,7 +55,9 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
     primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
     entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     notable = primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
-    fields = list(OP_FACT_FIELDS) + list(TRAINING_OP_FIELDS) + (list(GRAPH_OP_FACT_FIELDS) if graph else [])
+    # The training fields that describe one op (mark_training) are columns only when an op has one.
+    fields = [*OP_FACT_FIELDS, *(name for name in TRAINING_OP_FIELDS if name in ops),
+              *(GRAPH_OP_FACT_FIELDS if graph else ())]
     network["notable_ops"] = int(notable.sum())
     chosen = ops[notable]
     if len(chosen) > limit:

@@ -21,7 +21,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .roles import ROLES, STATE_ROLES, TENSOR_ROLES, argument_values, load_roles, state_difference, tensor_roles
+from .roles import (
+    ROLES,
+    STATE_ROLES,
+    STATISTICS,
+    TENSOR_ROLES,
+    argument_values,
+    backward_rows,
+    load_roles,
+    state_difference,
+    tensor_roles,
+)
 
 MAX_LISTED = 10
 AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / out_* summaries are made of
@@ -30,8 +40,8 @@ AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / ou
 def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     """Add the role columns to ``rows`` and re-judge the rows that are not plain tensors."""
     tolerance = load_roles().tolerance
-    roles = tensor_roles(frame)
-    role = roles["role"].array.codes   # compared as codes into ROLES, not as a million strings
+    backward = backward_rows(frame)
+    role, role_name = tensor_roles(frame, backward)   # codes into ROLES, not a million strings
     comparable = rows["comparable"].to_numpy(dtype=bool)
     md5 = frame["md5_match"]
     has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
@@ -51,17 +61,16 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["buffer_differs"] = comparable & _role_in(role, ("buffer",)) & changed
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
-    # The role names in the dtype pandas infers for strings, taken by code instead of inferring it
-    # from a million of them.
-    rows["role"] = pd.Series(ROLES).array.take(role, allow_fill=True)
-    rows["role_name"] = roles["role_name"].to_numpy()
+    rows["backward"] = backward
+    rows["role"] = pd.Categorical.from_codes(role, categories=ROLES)   # one byte per row
+    rows["role_name"] = role_name
     rows["state_differs"] = state_differs
     rows["arg_differs"] = comparable & argument & changed
     rows["arg_compared"] = comparable & argument & (np.isfinite(rel) | has_md5)
     rows["bits_differ"] = bits_differ
     rows["has_checksum"] = has_md5
     rows["state_rel"] = rel
-    rows["state_stat"] = stat
+    rows["state_stat"] = stat   # codes into STATISTICS, -1: none printed
     tensor = _role_in(role, TENSOR_ROLES)
     measured = (np.isfinite(rows["cos"].to_numpy()) | np.isfinite(rows["red"].to_numpy())
                 | np.isfinite(rows["scale"].to_numpy()) | rows["nonfinite"].to_numpy(dtype=bool)
@@ -77,26 +86,29 @@ def _role_in(codes: np.ndarray, names: Any) -> np.ndarray:
     return np.isin(codes, [at for at, name in enumerate(ROLES) if name in set(names)])
 
 
-def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> np.ndarray:
-    reason = np.full(len(frame), None, dtype=object)
-    if not unjudged.any():
-        return reason
-    shapes = frame["shape_mismatch"].fillna(False).to_numpy(dtype=bool)
-    zero = ((frame["golden_norm"] == 0) | ((frame["golden_max"] == 0) & (frame["golden_min"] == 0))
-            | ((frame["golden_mean"] == 0) & (frame["golden_std"] == 0))).fillna(False).to_numpy(dtype=bool)
-    reason[unjudged] = "no metric or statistics"
-    reason[unjudged & zero] = "reference all zeros"
-    reason[unjudged & shapes] = "shapes differ"
-    return reason
+UNJUDGED_REASONS = ("no metric or statistics", "reference all zeros", "shapes differ")
+
+
+def _unjudged_reasons(frame: pd.DataFrame, unjudged: np.ndarray) -> pd.Categorical:
+    """Per row: why a tensor row was not judged (a Categorical of UNJUDGED_REASONS; NaN: judged, or
+    not a tensor)."""
+    reason = np.full(len(frame), -1, dtype=np.int8)
+    if unjudged.any():
+        shapes = frame["shape_mismatch"].fillna(False).to_numpy(dtype=bool)
+        zero = ((frame["golden_norm"] == 0) | ((frame["golden_max"] == 0) & (frame["golden_min"] == 0))
+                | ((frame["golden_mean"] == 0) & (frame["golden_std"] == 0))).fillna(False).to_numpy(dtype=bool)
+        reason[unjudged] = 0
+        reason[unjudged & zero] = 1
+        reason[unjudged & shapes] = 2
+    return pd.Categorical.from_codes(reason, categories=UNJUDGED_REASONS)
 
 
 def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> None:
     """Per op: its differing parameters/buffers at the start of the comparison, its differing
     arguments, and whether it is the first op whose bits differ."""
-    n = len(ops)
     position = _op_positions(frame, ops)
     in_ops = position >= 0
-    backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
+    backward = rows["backward"].to_numpy(dtype=bool)
     start = np.arange(len(frame)) < (int(np.argmax(backward)) if backward.any() else len(frame))
     tensor_ids = _ObjectsAt(frame["tensor_id"])   # the few rows listed, not a million Python objects
     role_names = _ObjectsAt(rows["role_name"])
@@ -108,13 +120,13 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
 
     # Parameters and buffers that differ before the first backward row: the weights the runs start from.
     state = np.flatnonzero(rows["state_differs"].to_numpy(dtype=bool) & start & in_ops)
-    _per_op(ops, "param", n)
+    ops["param_differs"] = False
     rel = rows["state_rel"].to_numpy()
     stat = rows["state_stat"].to_numpy()
     role = _ObjectsAt(rows["role"])
     for at in _worst_per_op(state, position, rel):
         p = position[at]
-        statistic = stat[at] if isinstance(stat[at], str) else "md5"
+        statistic = STATISTICS[stat[at]] if stat[at] >= 0 else "md5"
         npu, golden = (frame[f"npu_{statistic}"].iloc[at], frame[f"golden_{statistic}"].iloc[at]) \
             if statistic != "md5" else (None, None)
         _set(ops, p, param_differs=True, param_tensor=tensor_ids[at], param_name=label(at), param_role=role[at],
@@ -126,7 +138,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
         ops.iloc[int(position[state].min()), ops.columns.get_loc("param_first")] = True
     # Arguments (scalars, bools, strings) whose two values differ.
     args = np.flatnonzero(rows["arg_differs"].to_numpy(dtype=bool) & in_ops)
-    _per_op(ops, "arg", n)
+    ops["arg_differs"] = False
     if len(args):
         npu_values, golden_values = argument_values(frame, args)
         seen: set[int] = set()
@@ -140,7 +152,6 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     # MD5 / CRC mode: the first op (execution order) whose data, output or gradient bits differ.
     bits = np.flatnonzero(rows["bits_differ"].to_numpy(dtype=bool) & rows["aggregated"].to_numpy(dtype=bool)
                           & in_ops)
-    _per_op(ops, "bits", n)
     ops["bits_first"] = False
     if len(bits):
         first_op = int(position[bits].min())
@@ -155,8 +166,6 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     codes, types = pd.factorize(ops["op_type"])   # one look-up per distinct op type (code -1: missing)
     per_type = np.array([modes.get(t) if isinstance(t, str) else None for t in types] + [None], dtype=object)
     ops["mode_argument"] = per_type[codes]
-    ops["param_differs"] = ops["param_differs"].fillna(False).astype(bool)
-    ops["arg_differs"] = ops["arg_differs"].fillna(False).astype(bool)
 
 
 class _ObjectsAt:
@@ -197,13 +206,13 @@ PER_OP_FIELDS = {
 }
 
 
-def _per_op(ops: pd.DataFrame, group: str, n: int) -> None:
-    for column in PER_OP_FIELDS[group]:
-        ops[column] = pd.Series([None] * n, index=ops.index, dtype=object)
-
-
 def _set(ops: pd.DataFrame, position: int, **values: Any) -> None:
+    """Set one op's fields. The columns of PER_OP_FIELDS are made (None for every other op) only when
+    an op has a value: a million-row inference comparison then carries none of them, and an absent
+    field reads as a None one (the op fact leaves both out)."""
     for column, value in values.items():
+        if column not in ops:
+            ops[column] = np.full(len(ops), None, dtype=object)
         ops.iat[int(position), ops.columns.get_loc(column)] = value
 
 
@@ -220,26 +229,26 @@ TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_arg
 def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> dict[str, Any]:
     """Counts for the network fact: judged and unjudged tensors (listed), differing parameters and
     arguments, checksums; and whether this is a training comparison."""
-    roles = rows["role"]
+    roles = rows["role"].array.codes
 
-    def role_is(name: str) -> np.ndarray:   # compared in the column's own dtype, not as Python objects
-        return (roles == name).fillna(False).to_numpy(dtype=bool)
+    def role_is(name: str) -> np.ndarray:   # compared as codes into ROLES, not as Python objects
+        return roles == ROLES.index(name)
 
     parameter = role_is("parameter")
     judged = rows["judged"].to_numpy(dtype=bool)
-    reasons = rows["unjudged_reason"].to_numpy()
-    unjudged = np.flatnonzero(pd.notna(reasons))
+    reasons = rows["unjudged_reason"].array
+    unjudged = np.flatnonzero(reasons.codes >= 0)
     listed = unjudged[:MAX_LISTED]   # names only for the rows listed
-    names = pd.Series(frame["tensor_id"].iloc[listed].fillna(frame["op_name"].iloc[listed]).astype(object).to_numpy(),
-                      index=listed)
+    # One value at a time: taking rows of a chunked Arrow column copies the whole column first.
+    tensor_ids, op_names = frame["tensor_id"], frame["op_name"]
+    names = {at: tensor_ids.iat[at] if pd.notna(tensor_ids.iat[at]) else op_names.iat[at] for at in listed.tolist()}
     stated = np.zeros(len(rows), dtype=bool)
-    # A missing statistic reads back as None or NaN, by the string dtype pandas chose for the column.
-    stated[parameter] = pd.notna(rows["state_stat"].iloc[np.flatnonzero(parameter)]).to_numpy(dtype=bool)
+    stated[parameter] = rows["state_stat"].to_numpy()[parameter] >= 0   # code -1: no statistic printed
     fields: dict[str, Any] = {
         "judged_tensors": int(judged.sum()),
         "unjudged_tensors": len(unjudged),
-        "training": bool((frame["direction"] == "backward").fillna(False).any()
-                         or bool(roles.isin(list(STATE_ROLES)).any())),
+        "training": bool(rows["backward"].to_numpy(dtype=bool).any()
+                         or np.isin(roles, [ROLES.index(name) for name in STATE_ROLES]).any()),
         "argument_rows": int(role_is("argument").sum()),
         "arguments_compared": int(rows["arg_compared"].sum()),
         "differing_arguments": int(rows["arg_differs"].sum()),
@@ -251,7 +260,8 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
         "checksums_differ": int(rows["bits_differ"].sum()),
     }
     if len(unjudged):
-        fields["unjudged_list"] = "; ".join(f"{names[at]} ({reasons[at]})" for at in listed)
+        fields["unjudged_list"] = "; ".join(f"{names[at]} ({UNJUDGED_REASONS[reasons.codes[at]]})"
+                                            for at in listed.tolist())
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):

@@ -1,0 +1,119 @@
+"""Where ``advisor run`` spends its time and memory on a large comparison, stage by stage.
+
+    python -m benchmarks.stages_1m COMPARISON.csv [--format html,md,json,txt] [-o OUTDIR]
+
+Runs the same steps as ``advisor run`` in this one process and prints, for each stage (reading the
+comparison, each step of building the facts, the rules, the reports), its CPU seconds, the resident
+memory after it and the peak reached during it (the kernel's high-water mark, reset before each
+stage: Linux only). The steps of ``build_facts`` are timed by wrapping the functions it calls.
+Make the CSV with ``python benchmarks/run_1m.py --keep DIR``. The load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: make the repo importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def _status_mib(field: str) -> float:
+    for line in _STATUS.read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _reset_peak() -> None:
+    try:
+        _CLEAR_REFS.write_text("5")   # resets VmHWM (the peak resident set) to the current size
+    except OSError:
+        pass
+
+
+class Stages:
+    """Nested stages; each one's peak is the highest resident size seen while it ran (the kernel's
+    mark is reset as each stage starts, the marks of the stages inside it are carried up)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, str, float, float, float]] = []
+        self.seen: list[float] = []   # per open stage: the highest peak of its finished inner stages
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        if self.seen:
+            self.seen[-1] = max(self.seen[-1], _status_mib("VmHWM"))
+        _reset_peak()
+        self.seen.append(0.0)
+        at = len(self.rows)
+        self.rows.append((len(self.seen) - 1, name, 0.0, 0.0, 0.0))
+        cpu = time.process_time()
+        try:
+            yield
+        finally:
+            peak = max(self.seen.pop(), _status_mib("VmHWM"))
+            if self.seen:
+                self.seen[-1] = max(self.seen[-1], peak)
+            self.rows[at] = (len(self.seen), name, time.process_time() - cpu, _status_mib("VmRSS"), peak)
+
+    def wrap(self, module: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(module, name)
+
+        @functools.wraps(original)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.stage(name):
+                return original(*args, **kwargs)
+        setattr(module, name, timed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("comparison", type=Path)
+    parser.add_argument("--format", default="html,md,json,txt")
+    parser.add_argument("-o", "--output", type=Path, default=Path("advisor-report-stages"))
+    parser.add_argument("--default-malloc", action="store_true",
+                        help="leave glibc's allocator settings as they are (advisor's command line changes them)")
+    args = parser.parse_args(argv)
+    stages = Stages()
+    if not args.default_malloc:
+        from advisor.cli import _release_freed_memory
+        _release_freed_memory()   # as advisor's command line does
+    with stages.stage("imports"):
+        from advisor import pipeline
+        from advisor.facts import builder
+        from advisor.report import write_reports
+    for name in ("row_flags", "judge_roles", "aggregate_ops", "mark_training", "mark_tool_flags", "mark_inputs",
+                 "mark_entries", "network_output", "mark_fp16_sensitive", "mark_inserted_normalization",
+                 "network_fact", "training_network_fields", "tool_flag_fields", "choose_op_facts",
+                 "summarise_overflow"):
+        stages.wrap(builder, name)
+    for name in ("read_comparison", "build_facts", "run_rules", "rank_findings", "op_series", "root_neighbourhood",
+                 "key_ops", "_attach_source_lines", "_evidence"):
+        stages.wrap(pipeline, name)
+    options = pipeline.AnalysisOptions(comparison=args.comparison)
+    with stages.stage("analyse (total)"):
+        diagnosis = pipeline.analyse(options)
+    with stages.stage("write_reports"):
+        write_reports(diagnosis, args.output, formats=args.format)
+    print(f"{args.comparison} ({args.comparison.stat().st_size / 2**20:.0f} MiB); load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'stage':<34} {'CPU s':>7} {'RSS after':>10} {'peak in':>9}")
+    for depth, name, cpu, rss, peak in stages.rows:
+        print(f"{'  ' * depth + name:<34} {cpu:7.2f} {rss:6.0f} MiB {peak:5.0f} MiB")
+    print(f"peak of the run {max(row[4] for row in stages.rows):.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
