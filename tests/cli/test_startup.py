@@ -3,6 +3,7 @@ heavy libraries (pandas, numpy, the rule engine, jinja2). The time itself is mea
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -46,3 +47,22 @@ def test_help_still_lists_every_command(capsys):
     out = capsys.readouterr().out
     for name, (_, text) in COMMANDS.items():
         assert name in out and text.split()[0] in out
+
+
+POOL_PROBE = """
+from advisor.cli import main
+main(["rules", "fields", "network"])
+import pyarrow
+print("POOL", pyarrow.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, "system"), ("jemalloc", "jemalloc")])
+def test_arrow_buffers_come_from_the_system_allocator_unless_the_user_chose_one(setting, expected):
+    """A million-row read frees column buffers all the time: Arrow's own pool keeps them (peak memory),
+    the system allocator, which advisor tunes to return big blocks, does not."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if setting:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = setting
+    out = subprocess.run([sys.executable, "-c", POOL_PROBE], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.splitlines()[-1] == f"POOL {expected}"
