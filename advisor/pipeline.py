@@ -156,11 +156,16 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
 
 
 def _pack_params(from_packs: tuple[str, ...], rules: list, given: tuple[str, ...]) -> dict[str, dict]:
-    """The packs' params (checked when the packs loaded; those of a disabled rule dropped) under the
-    user's (``--set`` and the project settings, checked here as the user's own)."""
-    enabled = {rule.id for rule in rules}
-    merged = parse_param_overrides([text for text in from_packs if text.partition("=")[0].rpartition(".")[0]
-                                    in enabled], rules)
+    """The packs' params (checked when the packs loaded; those of a disabled rule, or of a pack
+    parameter no enabled rule reads, dropped) under the user's (``--set`` and the project settings,
+    checked here as the user's own)."""
+    enabled = {rule.id for rule in rules} | {f"{rule.pack}.{name}" for rule in rules for name in rule.shared}
+
+    def applies(text: str) -> bool:
+        owner, _, name = text.partition("=")[0].rpartition(".")
+        return owner in enabled or f"{owner}.{name}" in enabled
+
+    merged = parse_param_overrides([text for text in from_packs if applies(text)], rules)
     for rule_id, values in parse_param_overrides(given, rules).items():
         merged.setdefault(rule_id, {}).update(values)
     return merged

@@ -164,7 +164,8 @@ def select_rules(rules: list[Rule], disable: Iterable[str] = (),
 
 def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, dict[str, Any]]:
     """``--set RULE.PARAM=VALUE`` or ``--set PACK.PARAM=VALUE`` (a pack's shared parameter: every rule
-    of the pack that reads it) -> {rule id: {param: value}}, checked against the rules' params."""
+    of the pack that reads it; as RULE.PARAM, that rule's value only) -> {rule id: {param: value}},
+    checked against the rules' params."""
     by_id = {rule.id: rule for rule in rules}
     sharing: dict[str, dict[str, list[Rule]]] = {}          # pack -> shared param -> rules reading it
     for rule in rules:
@@ -188,12 +189,7 @@ def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, 
             continue
         if owner not in by_id:
             raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*by_id, *sharing])}")
-        rule = by_id[owner]
-        if name in rule.shared:
-            raise UsageError(f"--set '{text}': '{name}' is a parameter of pack '{rule.pack}', shared by its rules "
-                             f"({', '.join(r.id for r in sharing[rule.pack][name])}): set it with "
-                             f"--set {rule.pack}.{name}={raw.strip()}")
-        params = rule.params
+        params = by_id[owner].params        # a pack's shared one too: then for this rule only
         if name not in params:
             known = ", ".join(params) or "none"
             raise UsageError(f"--set '{text}': rule '{owner}' has no parameter '{name}' (parameters: {known})")

@@ -13,6 +13,10 @@ from advisor.engine.packs import check_pack
 from advisor.engine.runner import run_rules
 from advisor.errors import RulePackError, UsageError
 
+from ..conftest import scenario_csv, scenario_dirs
+
+SPD_PROBLEM = next(d for d in scenario_dirs() if d.name.startswith("mixed_spd_problem__"))
+
 RULE = """\
 id: {id}
 title: {{en: Low cosine {id}, zh: 低余弦 {id}}}
@@ -73,16 +77,27 @@ def test_every_rule_reads_the_packs_value_and_one_set_moves_them_all(tmp_path):
                                                                 ("MatMul_2", "MatMul_2 below 0.99")]
 
 
-def test_a_shared_parameter_is_set_on_the_pack_not_on_one_rule(tmp_path):
+def test_a_shared_parameter_set_on_one_rule_changes_that_rule_only(tmp_path):
+    """``RULE.NAME`` keeps working for a parameter that moved into its pack (scripts and advisor.toml
+    files written before): it tunes that rule alone."""
     rules = load_packs([make_pack(tmp_path)], builtin=False, installed=False).rules
-    with pytest.raises(UsageError) as rule_level:
-        parse_param_overrides(["low-conv.max_cosine=0.99"], rules)
-    assert ("'max_cosine' is a parameter of pack 'team', shared by its rules (low-conv, low-matmul): "
-            "set it with --set team.max_cosine=0.99") in rule_level.value.message
+    overrides = parse_param_overrides(["low-conv.max_cosine=0.99"], rules)
+    assert overrides == {"low-conv": {"max_cosine": 0.99}}
+    assert [f.op for f in run_rules(rules, facts(), overrides).findings] == ["Conv_1"]
     with pytest.raises(UsageError, match="pack 'team' shares no parameter 'max_cosin' "):
         parse_param_overrides(["team.max_cosin=0.99"], rules)
     with pytest.raises(UsageError, match="'yes' is not a number"):
         parse_param_overrides(["team.max_cosine=yes"], rules)
+
+
+def test_a_tuning_pack_sets_another_packs_shared_parameter(tmp_path, run_cli):
+    """A team's settings-only pack in PACK.NAME form reaches every rule that reads the parameter."""
+    tuning = tmp_path / "strict"
+    tuning.mkdir()
+    (tuning / "pack.yaml").write_text('pack: strict\nversion: "1.0"\nsettings:\n  params:\n'
+                                      '    core.absorbed_cosine: 1.0\n', encoding="utf-8")
+    report = run_cli(scenario_csv(SPD_PROBLEM), "--format", "json", "--rules", str(tuning)).report()
+    assert (report["root_cause"]["kind"], report["root_cause"]["op"]) == ("problem_node", "MatMul_26")
 
 
 def test_a_rule_that_declares_the_packs_parameter_again_is_rejected(tmp_path):
