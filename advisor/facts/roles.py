@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import KnowledgeError
+from ..ingest.table import first_present
 from ..resources import data_dir
 from ..yamlfile import load_yaml
 
@@ -130,14 +131,20 @@ def _counter_ops(frame: pd.DataFrame, catalog: RoleCatalog) -> np.ndarray:
         return np.zeros(len(frame), dtype=bool)
     first_input = ((frame["io"] == "input") & (frame["slot"] == 0)).fillna(False).to_numpy(dtype=bool)
     candidate = (first_input & frame["op_type"].isin(catalog.counter_apis).fillna(False).to_numpy(dtype=bool)
-                 & frame["npu_dtype"].fillna(frame["golden_dtype"]).isin(catalog.counter_dtypes).fillna(False)
-                 .to_numpy(dtype=bool))
+                 & _present_in(frame["npu_dtype"], frame["golden_dtype"], catalog.counter_dtypes))
     if not candidate.any():
         return np.zeros(len(frame), dtype=bool)
-    shape = frame["shape"].fillna(frame["golden_shape"]).astype(object).to_numpy()
+    codes, shapes = first_present(frame["shape"], frame["golden_shape"])
+    shape = np.array([*shapes, pd.NA], dtype=object)[codes]
     candidate &= _shape_is(shape, candidate, catalog.counter_shape)
     counters = set(frame["op_index"].to_numpy()[candidate].tolist())
     return frame["op_index"].isin(counters).fillna(False).to_numpy(dtype=bool)
+
+
+def _present_in(first: pd.Series, second: pd.Series, wanted: frozenset[str]) -> np.ndarray:
+    """Per row: whether ``first`` (``second`` where it is NA) is one of ``wanted``."""
+    codes, texts = first_present(first, second)
+    return np.append(texts.isin(wanted), False)[codes]
 
 
 def _shape_is(shape: np.ndarray, where: np.ndarray, wanted: str) -> np.ndarray:

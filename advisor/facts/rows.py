@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..ingest.table import first_present
 from .thresholds import Thresholds
 
 # Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
@@ -34,9 +35,8 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
     worked out once per distinct dtype, not once per row."""
     scale_min_rms = thresholds.knob("rows", "scale_min_rms")
     comparable = ~(frame["npu_only"].fillna(False) | frame["golden_only"].fillna(False)).to_numpy(dtype=bool)
-    stored = frame["npu_dtype"].fillna(frame["golden_dtype"])
-    codes, names = pd.factorize(stored)  # code -1: no dtype on either side
-    per_code = pd.Series([*names, None], dtype=stored.dtype)  # indexed by code; -1 takes the NA
+    codes, names = first_present(frame["npu_dtype"], frame["golden_dtype"])  # code -1: no dtype on either side
+    per_code = pd.Series([*names, None], dtype=names.dtype)  # indexed by code; -1 takes the NA
     dtype = effective_dtypes(per_code, compute_dtype(first_seen(codes, names, comparable)))
     cos = frame["cosine"].to_numpy()
     red = frame["relative_euclidean_distance"].to_numpy()

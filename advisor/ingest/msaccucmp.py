@@ -33,7 +33,7 @@ from advisor.ingest.msaccucmp_layout import (
     header_name,
     resolve_layout,
 )
-from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, ComparisonTable
+from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, ComparisonTable, coded
 
 __all__ = ["CURRENT", "LEGACY", "READERS", "MsaccucmpReader", "resolve_layout", "user_metric_name"]
 
@@ -115,7 +115,7 @@ def derive_missing(table: ComparisonTable, layout: Layout) -> None:
         new_op[1:] = ~((index[1:] == index[:-1]) | (np.isnan(index[1:]) & np.isnan(index[:-1])))
         starts = np.flatnonzero(new_op)
         slot = np.arange(len(index)) - np.repeat(starts, np.diff(np.append(starts, len(index))))
-        frame["io"] = pd.array(np.full(len(index), "output", dtype=object), dtype="string")
+        frame["io"] = coded(np.full(len(index), "output", dtype=object))
         frame["slot"] = pd.array(slot, dtype="Int64")
         names = frame["op_name"]
         frame["tensor_id"] = (names + ":output:" + pd.Series(slot, dtype="string")).where(names.notna())

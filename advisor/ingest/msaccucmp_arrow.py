@@ -7,7 +7,9 @@ are (pandas' ``string`` dtype is Arrow-backed). The file is parsed in small bloc
 each block's cells are converted at once (NA words, ``*`` sides, dtype names, YES/NO flags,
 TensorIndex and StandardDeviation split) and its raw text dropped, so neither the file, nor a
 whole-file Arrow table, nor a column of StandardDeviation text is ever held; only the final
-columns grow. A column skipped by the layout is parsed but never converted.
+columns grow. The few-valued text columns (table.CODED_COLUMNS: io, dtypes, shape...) are
+dictionary-encoded block by block, so their text is never held for every row either. A column
+skipped by the layout is parsed but never converted.
 
 This path takes the usual file only, and gives way (returns None) to the exact read
 (msaccucmp_exact.py) whenever it cannot vouch for the result. Every row must be one physical line:
@@ -34,7 +36,7 @@ from advisor.dtypes import normalise_dtype
 from advisor.ingest.extra_columns import FALSE_WORDS, TRUE_WORDS
 from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids_arrow, string_array
 from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE, ColumnArray, Layout
-from advisor.ingest.table import METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
+from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, coded, na_array, na_columns
 
 # Bytes of the file per block. Small on purpose: pyarrow's streaming reader parses one block at a
 # time, and a block's parse buffers and raw text are all that is alive beside the final columns
@@ -178,6 +180,8 @@ class _Parts:
             if name not in self.arrays:
                 self.arrays[name] = np.empty(self.capacity, dtype=piece.dtype)
             self.arrays[name][start:start + len(piece)] = piece
+        elif name in CODED_COLUMNS:  # a few distinct texts: codes per block, the texts once
+            self.chunks.setdefault(name, [[], []])[0].append(piece.dictionary_encode())
         else:
             chunks = self.chunks.setdefault(name, [[], []])  # joined chunks, blocks not yet joined
             chunks[1].append(piece)
@@ -196,6 +200,15 @@ class _Parts:
 
         joined, blocks = self.chunks.pop(name)
         return string_array(pa.chunked_array([*joined, *blocks], type=pa.large_string()))
+
+    def categorical(self, name: str) -> pd.Categorical:
+        """A coded column from its blocks' dictionary arrays (one dictionary for all, then codes)."""
+        import pyarrow as pa
+
+        blocks = pa.chunked_array(self.chunks.pop(name)[0]).unify_dictionaries()
+        texts = blocks.chunk(0).dictionary if blocks.num_chunks else pa.array([], type=pa.large_string())
+        codes = np.concatenate([block.indices.fill_null(-1).to_numpy() for block in blocks.chunks])
+        return coded(pd.Categorical.from_codes(codes, categories=pd.Index(string_array(texts))))
 
     def booleans(self, name: str) -> pd.api.extensions.ExtensionArray:
         return pd.arrays.BooleanArray(self.numpy(name), self.numpy(name + "/na"))
@@ -279,7 +292,7 @@ def _frame(parts: _Parts, rows: int, layout: Layout, path: Path) -> pd.DataFrame
             columns[role] = parts.booleans(role)
     for role in ("op_type", "op_name", "golden_ops", "io", *DTYPE_ROLES, *PLAIN_TEXT_ROLES, *layout.user_roles):
         if role in parts:
-            columns[role] = parts.strings(role)
+            columns[role] = parts.categorical(role) if role in CODED_COLUMNS else parts.strings(role)
     for metric in (*METRIC_COLUMNS, *STAT_COLUMNS):
         if metric in parts:
             columns[metric] = parts.numpy(metric)

@@ -14,16 +14,16 @@ identity
     golden_ops      string  golden op names the target op was fused from, comma-joined (msprobe: the bench call)
     tensor_id       string  the tensor's own name as in the source (``<op>:<input|output>:<n>``,
                             ``Functional.linear.0.forward.input.0``)
-    io              string  ``input`` or ``output`` (msprobe module tensors also ``parameter``,
+    io              category ``input`` or ``output`` (msprobe module tensors also ``parameter``,
                             ``parameter_grad``)
     slot            Int64   tensor slot n (NA for a keyword argument or a named parameter: see tensor_id)
     direction       string  ``forward`` or ``backward`` (msprobe); NA for msaccucmp (inference graphs)
-    npu_dtype       string  normalised dtype of the target tensor: float32, float16, bfloat16, int8, ...
-    golden_dtype    string  normalised dtype of the golden tensor
+    npu_dtype       category normalised dtype of the target tensor: float32, float16, bfloat16, int8, ...
+    golden_dtype    category normalised dtype of the golden tensor
     npu_address     string  device address (when dumped from device memory)
     golden_address  string
-    shape           string  target tensor shape as printed, e.g. ``[1,3,224,224]``
-    golden_shape    string  golden tensor shape as printed, when the source gives it apart (msprobe)
+    shape           category target tensor shape as printed, e.g. ``[1,3,224,224]``
+    golden_shape    category golden tensor shape as printed, when the source gives it apart (msprobe)
 flags
     overflow        boolean ``OverFlow`` (YES -> True, NO -> False, else NA)
     is_network_output boolean  the ``Node_Output`` row (the final network output)
@@ -53,11 +53,17 @@ statistic differences (float64, |npu - golden| / |golden|, a fraction: 0.05 is 5
     max_rel_diff, min_rel_diff, mean_rel_diff, norm_rel_diff   (msprobe summary mode ``MaxRelativeErr``...
                             ``NormRelativeErr``, or computed from the statistics)
 provenance
-    verdict         string  the tool's own judgement as printed: msprobe ``Accuracy Reached or Not``
+    verdict         category the tool's own judgement as printed: msprobe ``Accuracy Reached or Not``
                             (``Yes``/``No``/``Unmatched``/``None``) or ``Result`` (summary ``Warning``,
                             MD5 ``Pass``/``Different``); NA when blank
-    compare_fail_reason string  (msprobe ``Err_message``)
+    compare_fail_reason category (msprobe ``Err_message``)
     source_line     int64   1-based line of the row in the source file (the header is line 1)
+
+``category`` columns hold few distinct texts (a million rows: 2 io values, a handful of dtypes, a
+few dozen shapes): each is a pandas Categorical, an int8/int16 code per row into its distinct texts
+(categories of dtype ``string``), NA as code -1. ``ComparisonTable`` encodes them whatever the
+reader produced (``encode_text_columns``); the values read are the same texts. ``fillna`` from
+another column does not apply to them: ``first_present`` merges two of them.
 
 Columns a reader does not know are kept, named ``user_<snake_case name>`` and typed by what they hold
 (advisor/ingest/extra_columns.py): all numbers -> float64, listed in ``ComparisonTable.extra_metrics``
@@ -84,15 +90,15 @@ IDENTITY_COLUMNS: dict[str, str] = {
     "op_name": "string",
     "golden_ops": "string",
     "tensor_id": "string",
-    "io": "string",
+    "io": "category",
     "slot": "Int64",
     "direction": "string",
-    "npu_dtype": "string",
-    "golden_dtype": "string",
+    "npu_dtype": "category",
+    "golden_dtype": "category",
     "npu_address": "string",
     "golden_address": "string",
-    "shape": "string",
-    "golden_shape": "string",
+    "shape": "category",
+    "golden_shape": "category",
 }
 FLAG_COLUMNS: dict[str, str] = {
     "overflow": "boolean",
@@ -122,7 +128,7 @@ MSPROBE_METRIC_COLUMNS: tuple[str, ...] = ("euclidean_distance", "err_ratio_1e3"
 STAT_COLUMNS: tuple[str, ...] = ("npu_mean", "npu_std", "golden_mean", "golden_std")
 EXTREMA_COLUMNS: tuple[str, ...] = ("npu_max", "npu_min", "npu_norm", "golden_max", "golden_min", "golden_norm")
 STAT_DIFF_COLUMNS: tuple[str, ...] = ("max_rel_diff", "min_rel_diff", "mean_rel_diff", "norm_rel_diff")
-PROVENANCE_COLUMNS: dict[str, str] = {"verdict": "string", "compare_fail_reason": "string",
+PROVENANCE_COLUMNS: dict[str, str] = {"verdict": "category", "compare_fail_reason": "category",
                                       "source_line": "int64"}
 FLOAT_COLUMNS: tuple[str, ...] = (*METRIC_COLUMNS, *MSPROBE_METRIC_COLUMNS, *STAT_COLUMNS, *EXTREMA_COLUMNS,
                                   *STAT_DIFF_COLUMNS)
@@ -134,6 +140,8 @@ COLUMNS: dict[str, str] = {
     **ARGUMENT_COLUMNS,
     **PROVENANCE_COLUMNS,
 }
+# Text columns of few distinct values, held as codes (see above).
+CODED_COLUMNS: tuple[str, ...] = tuple(name for name, dtype in COLUMNS.items() if dtype == "category")
 
 
 @dataclass
@@ -149,6 +157,9 @@ class ComparisonTable:
     extra_columns: dict[str, str] = field(default_factory=dict)  # kept unknown column -> header as written
     warnings: list[str] = field(default_factory=list)         # what the reader derived or assumed
 
+    def __post_init__(self) -> None:
+        encode_text_columns(self.frame)
+
     def __len__(self) -> int:
         return len(self.frame)
 
@@ -163,6 +174,8 @@ def na_array(dtype: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
         return pd.arrays.BooleanArray(np.zeros(rows, dtype=bool), np.ones(rows, dtype=bool))
     if dtype == "Int64":
         return pd.arrays.IntegerArray(np.zeros(rows, dtype=np.int64), np.ones(rows, dtype=bool))
+    if dtype == "category":
+        return pd.Categorical.from_codes(np.full(rows, -1, dtype=np.int8), categories=pd.Index([], dtype="string"))
     if dtype == "string":
         try:
             import pyarrow as pa
@@ -172,6 +185,42 @@ def na_array(dtype: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionA
             pass
     # A scalar broadcast by Series is ~7x faster than pd.array over an object array of NA.
     return pd.Series(pd.NA, index=range(rows), dtype=dtype).array
+
+
+def coded(values: pd.Series | pd.api.extensions.ExtensionArray | np.ndarray) -> pd.Categorical:
+    """Text values as a ``category`` column: codes into the distinct texts (a ``string`` Index)."""
+    series = pd.Series(values, copy=False)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = series.cat.categories
+        if categories.dtype == "string":  # the texts in order, as ``astype("category")`` has them
+            return series.array if categories.is_monotonic_increasing else \
+                series.cat.reorder_categories(categories.sort_values()).array
+        series = series.astype(object)
+    return series.astype("string").astype("category").array
+
+
+def encode_text_columns(frame: pd.DataFrame) -> None:
+    """Hold the CODED_COLUMNS of ``frame`` as codes (in place); a column already coded is kept."""
+    for name in CODED_COLUMNS:
+        if name in frame.columns and not (isinstance(frame[name].dtype, pd.CategoricalDtype)
+                                          and frame[name].cat.categories.dtype == "string"):
+            frame[name] = coded(frame[name])
+
+
+def first_present(first: pd.Series, second: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(first.fillna(second))`` of two ``category`` columns, from their codes: per row a
+    code (-1 where both are NA) into the distinct texts, numbered in the order they first appear."""
+    texts = first.cat.categories.append(second.cat.categories).unique()
+    # a trailing -1 so that code -1 (NA) maps to -1
+    first_map = np.append(texts.get_indexer(first.cat.categories), -1)
+    second_map = np.append(texts.get_indexer(second.cat.categories), -1)
+    merged = first_map[first.cat.codes.to_numpy()]
+    merged = np.where(merged >= 0, merged, second_map[second.cat.codes.to_numpy()])
+    codes, order = pd.factorize(merged)
+    known = order >= 0
+    renumber = np.full(len(order) + 1, -1, dtype=np.int64)
+    renumber[:-1][known] = np.arange(int(known.sum()))
+    return renumber[codes], pd.Index(texts.take(order[known]), dtype="string")
 
 
 def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionArray:

@@ -74,7 +74,7 @@ def test_names_give_call_api_io_slot_and_direction(write_result):
     assert list(frame["golden_ops"].fillna("-")) == ["Functional.linear.0.forward"] * 3 + [
         "-", "Functional.linear.0.backward"]
     assert list(frame["npu_dtype"]) == ["float16"] * 3 + ["bfloat16", "float16"]
-    assert list(frame["golden_dtype"].fillna("-")) == ["float32"] * 3 + ["-", "float32"]
+    assert list(frame["golden_dtype"].astype("string").fillna("-")) == ["float32"] * 3 + ["-", "float32"]
 
 
 def test_metrics_statistics_and_verdicts_are_read_with_msprobe_words_as_nan(write_result):
@@ -87,7 +87,7 @@ def test_metrics_statistics_and_verdicts_are_read_with_msprobe_words_as_nan(writ
     assert (first["npu_max"], first["npu_min"], first["npu_mean"], first["npu_norm"]) == (1.5, -1.5, 0.1, 3.0)
     assert (first["golden_max"], first["golden_min"], first["golden_mean"], first["golden_norm"]) == (
         1.5, -1.5, 0.1, 3.0)
-    assert list(frame["verdict"].fillna("-")) == ["Yes", "No", "Unmatched", "-", "None"]
+    assert list(frame["verdict"].astype("string").fillna("-")) == ["Yes", "No", "Unmatched", "-", "None"]
     backward = frame.iloc[4]  # Nan, inf, "nan<TAB>", unsupported, None, empty
     assert np.isnan(backward["cosine"]) and backward["euclidean_distance"] == np.inf
     assert np.isnan(backward["max_abs_error"]) and np.isnan(backward["max_relative_error"])
@@ -146,7 +146,7 @@ def test_summary_mode_reads_percentages_as_fractions_and_never_as_element_wise_e
     assert frame["max_relative_error"].isna().all()  # summary MaxRelativeErr is about the maxima
     assert table.derived_metrics == []
     assert np.isnan(second["npu_max"]) and second["npu_mean"] == np.inf and second["norm_rel_diff"] == 0.0
-    assert list(frame["verdict"].fillna("-")) == ["Warning", "-"]
+    assert list(frame["verdict"].astype("string").fillna("-")) == ["Warning", "-"]
     assert first["compare_fail_reason"] == "Need double check api accuracy."
     assert frame["cosine"].isna().all()
 
@@ -155,7 +155,7 @@ def test_md5_mode_compares_the_digests(write_result):
     table = read_comparison(write_result(MD5_HEADER, MD5_ROWS, name="cmp.csv"))
     frame = table.frame
     assert frame["md5_match"].tolist() == [True, False, pd.NA]
-    assert list(frame["verdict"].fillna("-")) == ["pass", "Different", "-"]
+    assert list(frame["verdict"].astype("string").fillna("-")) == ["pass", "Different", "-"]
     assert frame["npu_only"].tolist() == [False, False, True]
     assert table.present_metrics == []
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import pandas as pd
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS
 
 from advisor.ingest import read_comparison
-from advisor.ingest.table import COLUMNS, check_schema, empty_frame
+from advisor.ingest.table import COLUMNS, check_schema, coded, empty_frame, first_present
 
 MSPROBE_COLUMNS = {
-    "direction": "string", "golden_shape": "string", "shape_mismatch": "boolean", "md5_match": "boolean",
+    "direction": "string", "golden_shape": "category", "shape_mismatch": "boolean", "md5_match": "boolean",
     "euclidean_distance": "float64", "err_ratio_1e3": "float64", "err_ratio_5e3": "float64",
     "npu_max": "float64", "npu_min": "float64", "npu_norm": "float64",
     "golden_max": "float64", "golden_min": "float64", "golden_norm": "float64",
     "max_rel_diff": "float64", "min_rel_diff": "float64", "mean_rel_diff": "float64", "norm_rel_diff": "float64",
-    "verdict": "string",
+    "verdict": "category",
 }
 # Brought by msprobe 26 (argument values) and msquickcmp (its own marks, appended to every result).
 ARGUMENT_AND_TOOL_COLUMNS = {
@@ -39,3 +40,23 @@ def test_an_empty_frame_has_every_column_na():
     frame = empty_frame(3)
     check_schema(frame)
     assert frame.drop(columns="source_line").isna().all().all()
+
+
+def test_few_valued_text_columns_hold_codes_and_read_back_as_the_texts_of_the_file(write_result):
+    rows = [f"{i},Relu,op{i},{'DT_FLOAT16' if i % 2 else 'DT_FLOAT'},op{i},DT_FLOAT,op{i}:output:0,"
+            f"\"[1,{i % 3}]\",0.9" for i in range(6)]
+    frame = read_comparison(write_result("Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,"
+                                         "CosineSimilarity", rows)).frame
+    check_schema(frame)
+    assert list(frame["npu_dtype"]) == ["float32", "float16"] * 3
+    assert list(frame["shape"]) == ["[1,0]", "[1,1]", "[1,2]"] * 2
+    assert list(frame["io"].cat.categories) == ["output"] and frame["io"].cat.codes.dtype == "int8"
+
+
+def test_first_present_is_factorize_of_the_first_column_filled_from_the_second():
+    first = pd.Series(coded(pd.array([None, "float16", None, "float32", None], dtype="string")))
+    second = pd.Series(coded(pd.array(["int8", "bfloat16", None, "int8", "float16"], dtype="string")))
+    codes, names = first_present(first, second)
+    expected_codes, expected_names = pd.factorize(first.astype("string").fillna(second.astype("string")))
+    assert codes.tolist() == expected_codes.tolist() == [0, 1, -1, 2, 1]
+    assert list(names) == list(expected_names) == ["int8", "float16", "float32"]
