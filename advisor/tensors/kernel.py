@@ -27,9 +27,9 @@ numpy pass, which carries the IEEE rules of metrics.py.
 Compilation: numba compiles :func:`_sums` for each pair of chunk dtypes it meets (float32 or
 float64 on each side; float16 chunks are widened to float32 through a 65536-entry table first,
 numpy's float16 cast being several times slower, other dtypes to float64 by ``np.copyto``), about
-a second each, and keeps the machine code on disk (``cache=True``): in the package's
-``__pycache__`` when it is writable, else in ``NUMBA_CACHE_DIR`` or the user's cache folder
-(numba's own order); with none writable it compiles in every process. Even with the cache filled,
+a second each, and keeps the machine code on disk (``cache=True``): in ``NUMBA_CACHE_DIR`` when
+it is set, else in the package's ``__pycache__`` when that is writable, else in the user's cache
+folder (numba's own order); with none writable it compiles in every process. Even with the cache filled,
 numba costs a fresh process about a second (import and first dispatch; ~3 s on a loaded 2-core
 machine), so it is loaded only where it pays: by a run reading RUN_BYTES of pairs or more (before
 its workers fork), or for a pair of ALONE_ELEMENTS; see :func:`use_for`.

@@ -43,7 +43,8 @@ from .npyfile import NpyFile
 
 #: Elements per chunk: three float64 and two float32 buffers of this size stay within a typical L2 cache.
 CHUNK = 1 << 15
-#: Dumps of at most this many elements are read whole, once (file_sums): 32 MB per side at most.
+#: Dumps of at most this many elements are read whole, once (file_sums), into this thread's buffers:
+#: up to 48 MB per side widened (float32 + float64, kernel.whole_buffers) plus the read buffer itself.
 WHOLE = 1 << 22
 
 #: Golden values at or below this magnitude are left out of the relative errors (metrics.py).
