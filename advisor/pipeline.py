@@ -96,7 +96,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     # Precedence: built-in defaults < packs' settings (in load order) < project settings < command line
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
-    params = _pack_params(pack_set.params(), rules, options.params)
+    params = _pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
     build = _build_config(options.build_config)
     stage(STAGES[1])
@@ -155,17 +155,13 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     )
 
 
-def _pack_params(from_packs: tuple[str, ...], rules: list, given: tuple[str, ...]) -> dict[str, dict]:
-    """The packs' params (checked when the packs loaded; those of a disabled rule, or of a pack
-    parameter no enabled rule reads, dropped) under the user's (``--set`` and the project settings,
-    checked here as the user's own)."""
-    enabled = {rule.id for rule in rules} | {f"{rule.pack}.{name}" for rule in rules for name in rule.shared}
-
-    def applies(text: str) -> bool:
-        owner, _, name = text.partition("=")[0].rpartition(".")
-        return owner in enabled or f"{owner}.{name}" in enabled
-
-    merged = parse_param_overrides([text for text in from_packs if applies(text)], rules)
+def _pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
+    """The packs' params (checked against every ``loaded`` rule when the packs loaded; those of a rule
+    the run disabled dropped) under the user's (``--set`` and the project settings, checked here
+    against the run's ``rules`` as the user's own)."""
+    enabled = {rule.id for rule in rules}
+    merged = {rule_id: values for rule_id, values in parse_param_overrides(from_packs, loaded).items()
+              if rule_id in enabled}
     for rule_id, values in parse_param_overrides(given, rules).items():
         merged.setdefault(rule_id, {}).update(values)
     return merged

@@ -132,3 +132,15 @@ def test_the_core_packs_shared_parameters_are_shown_with_how_to_set_them(capsys)
     lines = capsys.readouterr().out.splitlines()
     assert "  params: min_confidence=0" in lines
     assert any(line.startswith("  pack params (--set core.NAME=VALUE): absorbed_cosine=0.9998,") for line in lines)
+
+
+def test_a_tuning_packs_settings_for_a_disabled_rule_are_dropped_not_refused(tmp_path, run_cli):
+    tuning = tmp_path / "strict"
+    tuning.mkdir()
+    (tuning / "pack.yaml").write_text('pack: strict\nversion: "1.0"\nsettings:\n  params:\n'
+                                      '    core.absorbed_cosine: 1.0\n    problem-node.min_confidence: 0.5\n',
+                                      encoding="utf-8")
+    report = run_cli(scenario_csv(SPD_PROBLEM), "--format", "json", "--rules", str(tuning),
+                     "--disable", "problem-node").report()
+    assert report["overrides"]["params"] == {rule: {"absorbed_cosine": 1.0}
+                                             for rule in ("absorbed-deviation", "fused-op-problem")}
