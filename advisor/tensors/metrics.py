@@ -111,7 +111,12 @@ def _cosine(sums: PairSums) -> float:
         return 1.0
     if _zero_side(sums) is not None:
         return _NAN
-    return float(min(sums.xy / (x_norm * y_norm), 1.0))
+    # sqrt(xx * yy) rounds once where sqrt(xx) * sqrt(yy) rounds three times: two identical tensors
+    # (xy == xx == yy) then give exactly 1.0, not 0.9999999999999998. The product of the norms is
+    # the fallback when xx * yy leaves float64's range.
+    product = sums.xx * sums.yy
+    denominator = float(np.sqrt(product)) if 0.0 < product < np.inf else x_norm * y_norm
+    return float(min(sums.xy / denominator, 1.0))
 
 
 def _red(sums: PairSums) -> float:
