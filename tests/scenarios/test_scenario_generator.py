@@ -61,9 +61,18 @@ def test_another_seed_gives_another_run(tmp_path):
     assert not a.problems and not b.problems
 
 
+# Metrics decided by one element: a maximum, or a quotient by a golden element near zero. The
+# networks run in float32 on the CPU, whose kernels round differently from one instruction set to
+# another (seen: the committed CSVs regenerated on another x86_64 machine moved MaxRelativeError and
+# AccumulatedRelativeError by up to 7x, MaxAbsoluteError by 5%). Only where they are NaN or infinite
+# is compared; the metrics over all elements are compared as numbers.
+ONE_ELEMENT_METRICS = ("MaxAbsoluteError", "AccumulatedRelativeError", "MaxRelativeError", "MeanRelativeError")
+
+
 @needs_mtcnn
 def test_committed_subset_matches_a_fresh_generation(tmp_path):
-    """Regenerating --small gives the committed CSVs (numbers to 1e-5: CPUs may round differently)."""
+    """Regenerating --small gives the committed CSVs: the same rows, text and diagnosis; the metrics
+    over all elements to rtol 1e-4 (another CPU's float32 kernels moved them by up to 3.5e-5)."""
     assert main(["--out", str(tmp_path), "--small", "--dumps", "none", "--onnx-max-kb", "0"]) == 0
     for directory in sorted(p for p in DATA.iterdir() if p.is_dir()):
         (committed,) = directory.glob("result_*.csv")
@@ -78,8 +87,13 @@ def test_committed_subset_matches_a_fresh_generation(tmp_path):
         for column in spread:
             np.testing.assert_allclose(_numbers_in(old[column]), _numbers_in(new[column]), rtol=1e-5, atol=1.5e-3,
                                        equal_nan=True, err_msg=f"{directory.name}: {column}")
-        np.testing.assert_allclose(old[numeric].to_numpy(float), new[numeric].to_numpy(float),
-                                   rtol=1e-5, atol=1e-5, equal_nan=True)
+        whole = [c for c in numeric if c not in ONE_ELEMENT_METRICS]
+        np.testing.assert_allclose(old[whole].to_numpy(float), new[whole].to_numpy(float),
+                                   rtol=1e-4, atol=1e-5, equal_nan=True, err_msg=directory.name)
+        one = [c for c in numeric if c in ONE_ELEMENT_METRICS]
+        old_one, new_one = old[one].to_numpy(float), new[one].to_numpy(float)
+        assert (np.isnan(old_one) == np.isnan(new_one)).all(), directory.name
+        assert (np.isinf(old_one) == np.isinf(new_one)).all(), directory.name
         label_old = json.loads((directory / "label.json").read_text())
         label_new = json.loads((tmp_path / directory.name / "label.json").read_text())
         assert {k: label_old[k] for k in ("kind", "op", "index")} == \
