@@ -98,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                  "network_fact", "training_network_fields", "tool_flag_fields", "choose_op_facts",
                  "summarise_overflow"):
         stages.wrap(builder, name)
-    for name in ("read_comparison", "build_facts", "run_rules", "rank_findings", "op_series", "root_neighbourhood",
-                 "key_ops", "_attach_source_lines", "_evidence"):
+    for name in ("load_packs", "read_comparison", "build_facts", "_check_something_compared", "_evidence",
+                 "provided_facts", "run_rules", "_attach_source_lines", "rank_findings", "vendor_verdict", "remedy_for",
+                 "op_series", "root_neighbourhood", "key_ops", "op_types_of", "Diagnosis"):
         stages.wrap(pipeline, name)
     options = pipeline.AnalysisOptions(comparison=args.comparison)
     with stages.stage("analyse (total)"):

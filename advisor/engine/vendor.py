@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ingest.table import ComparisonTable
+from ..ingest.table import ComparisonTable, text_mask
 
 VENDOR_COSINE = 0.99
 INPUT_TYPES = frozenset({"data", "placeholder", "aippdata"})
@@ -31,9 +31,8 @@ def vendor_verdict(table: ComparisonTable, input_nodes: tuple[str, ...] = ()) ->
     cosine = frame["cosine"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         low = cosine < VENDOR_COSINE
-    names = frame["op_name"].astype(object)
-    named = names.isin(set(input_nodes)).to_numpy(dtype=bool) if input_nodes else \
-        frame["op_type"].fillna("").str.lower().isin(INPUT_TYPES).to_numpy(dtype=bool)
+    named = text_mask(frame["op_name"], lambda texts: texts.isin(set(input_nodes))) if input_nodes else \
+        text_mask(frame["op_type"], lambda types: types.str.lower().isin(INPUT_TYPES))
     if (named & low).any():
         return _at(frame, int(np.argmax(named & low)), "input_mismatch")
     known = np.flatnonzero(np.isfinite(cosine))

@@ -86,7 +86,7 @@ def _config(build_config: dict | None) -> dict[str, Any] | None:
 def _probed_rows(frame: pd.DataFrame, ops: Sequence[str], input_nodes: Sequence[str]) -> pd.DataFrame:
     """The rows of the tensors to probe: each network input once, then the named ops' inputs."""
     body = frame[~frame["is_network_output"].fillna(False).astype(bool)]
-    op_type = body["op_type"].fillna("").str.lower()
+    op_type = body["op_type"].astype("string").fillna("").str.lower()
     is_data = op_type.isin(set(load_catalog("network_input")))
     if input_nodes:
         chosen = body["op_name"].isin(input_nodes)

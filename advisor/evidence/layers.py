@@ -37,6 +37,7 @@ from ..facts.builder import clean_fact
 from ..facts.thresholds import Thresholds
 from ..graph.model import Graph, Node
 from ..graph.weights import channel_axes
+from ..ingest.table import text_mask
 from .layer_sim import LayerWeight, QuantKnobs, fix_order, scores, simulate
 from .quant import activation_stats, calibrated_range, weight_quant_stats
 from .quant_config import QuantSettings
@@ -105,7 +106,7 @@ def _config_fields(settings: QuantSettings) -> dict[str, Any]:
 
 def _sensitivity(row: pd.Series, catalog: dict[str, str]) -> dict[str, Any]:
     """Whether the op is of a type an int8 build should leave in float (knowledge/ops/int8_sensitive.yaml)."""
-    types = [str(row["op_type"] or "")] + [op_type_of_name(n) for n in str(row["golden_ops"] or "").split(",") if n]
+    types = [_text(row["op_type"])] + [op_type_of_name(n) for n in _text(row["golden_ops"]).split(",") if n]
     for op_type in types:
         if op_type.lower() in catalog:
             return {"int8_sensitive": True, "sensitive_type": op_type, "sensitive_reason": catalog[op_type.lower()]}
@@ -129,12 +130,14 @@ def _fix(fact: dict[str, Any], weight: LayerWeight | None, settings: QuantSettin
 
 def _quantised_ops(settings: QuantSettings, ops: pd.DataFrame) -> pd.DataFrame:
     names = ops["op"].astype(str)
-    golden = ops["golden_ops"].fillna("").astype(str).str.split(",")
+    golden = ops["golden_ops"].astype("string").fillna("").str.split(",")
     if settings.layers:
         listed = set(settings.layers)
         chosen = names.isin(listed) | golden.map(lambda gs: bool(listed.intersection(gs)))
     else:
-        chosen = ops["op_type"].fillna("").str.lower().isin(set(load_catalog("int8_quantisable")))
+        quantisable = set(load_catalog("int8_quantisable"))
+        chosen = pd.Series(text_mask(ops["op_type"], lambda types: types.str.lower().isin(quantisable)),
+                           index=ops.index)
     if settings.float_layers:
         kept = set(settings.float_layers)
         chosen &= ~(names.isin(kept) | golden.map(lambda gs: bool(kept.intersection(gs))))
@@ -158,7 +161,12 @@ def _observed(index: int, row: pd.Series, own: float | None, layers: int, thresh
 
 def _names(row: pd.Series) -> list[str]:
     """The op's golden names, then its own."""
-    return [n for n in str(row["golden_ops"] or "").split(",") if n] + [str(row["op"])]
+    return [n for n in _text(row["golden_ops"]).split(",") if n] + [str(row["op"])]
+
+
+def _text(value: Any) -> str:
+    """A text cell as ``str``; "" for NA (None, NaN or pd.NA: a coded column's missing value is NaN)."""
+    return "" if value is None or pd.isna(value) else str(value)
 
 
 def _weights(chosen: pd.DataFrame, sources: LayerInputs) -> dict[int, LayerWeight]:
@@ -263,7 +271,7 @@ def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dic
     names = _names(row)
     match = simulated[simulated["op"].isin(names)]
     if match.empty:
-        golden = simulated["golden_ops"].fillna("").astype(str).str.split(",")
+        golden = simulated["golden_ops"].astype("string").fillna("").str.split(",")
         match = simulated[golden.map(lambda gs: bool(set(gs) & set(names))).to_numpy(dtype=bool)]
     if match.empty or pd.isna(match.iloc[0]["out_red"]):
         return {"fw_sim_known": False}

@@ -15,10 +15,19 @@ from .ops import lower_isin
 def mark_fp16_sensitive(ops: pd.DataFrame) -> None:
     catalog = load_catalog("fp16_sensitive")
     by_type = lower_isin(ops["op_type"], catalog)
-    by_golden = _sensitive_golden_ascii(ops["golden_ops"], catalog)
+    golden = ops["golden_ops"]
+    coded = isinstance(golden.dtype, pd.CategoricalDtype)
+    if coded:  # each distinct text once, then spread to its ops by their codes
+        golden = pd.Series(golden.cat.categories, dtype=golden.cat.categories.dtype)
+    by_golden = _sensitive_golden_ascii(golden, catalog)
     if by_golden is None:
-        by_golden = _sensitive_golden_exact(ops["golden_ops"].dropna(), catalog)
-    ops["sensitive_golden"] = by_golden.reindex(ops.index) if not by_golden.index.equals(ops.index) else by_golden
+        by_golden = _sensitive_golden_exact(golden.dropna(), catalog)
+    if not by_golden.index.equals(golden.index):
+        by_golden = by_golden.reindex(golden.index)
+    if coded:
+        by_golden = pd.Series(by_golden.array.take(ops["golden_ops"].cat.codes.to_numpy(), allow_fill=True),
+                              index=ops.index)
+    ops["sensitive_golden"] = by_golden
     ops["fp16_sensitive"] = by_type | ops["sensitive_golden"].notna()
 
 
@@ -151,12 +160,17 @@ def keep_fp32_names(ops: pd.DataFrame, position: int, span: int) -> list[str]:
     out-of-range values back in (a Softmax after logits past 65504: kept in FP16, its input would
     be cast back and saturate again). Golden op names where known, since keep-dtype lists name the
     original model's ops. Only what the comparison shows overflowing, smallest set first."""
-    def keep(op: pd.Series) -> None:
+    def keep(op: dict[str, Any]) -> None:
         golden = op["sensitive_golden"]
         names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
 
+    # The window's few columns as plain values: a row of the whole frame (iterrows) would make every
+    # coded column's distinct texts into Python objects to find the row's common dtype.
+    window = ops.iloc[position: position + span]
+    columns = ("op", "sensitive_golden", "out_overflow", "in_overflow", "fp16_sensitive")
     names: list[str] = []
-    for offset, (_, op) in enumerate(ops.iloc[position: position + span].iterrows()):
+    for offset, values in enumerate(zip(*(window[column].tolist() for column in columns), strict=True)):
+        op = dict(zip(columns, values, strict=True))
         if offset and not op["out_overflow"]:
             if op["in_overflow"] and op["fp16_sensitive"]:
                 keep(op)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..ingest.table import ComparisonTable
+from ..ingest.table import ComparisonTable, row_at
 from ..tensors.dump_names import parse_dump_name
 from .clean import clean_fact
 from .graph_join import MAX_LISTED, GraphJoin
@@ -58,7 +58,7 @@ def network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
         outputs = join.output_ops(compared_outputs(ops))
         if outputs:
             chosen = ops.iloc[sorted(outputs)]
-            worst = chosen.loc[chosen["out_cosine"].fillna(-2.0).idxmin()]
+            worst = row_at(chosen, int(chosen["out_cosine"].fillna(-2.0).to_numpy().argmin()))
             return {"output_source": "graph_output", "output_op": worst["op"], "op_index": list(chosen.index),
                     "output_ops": ",".join(str(op) for op in chosen["op"][:MAX_LISTED]),
                     "output_cosine": chosen["out_cosine"].min(), "output_red": chosen["out_red"].max(),
@@ -70,7 +70,7 @@ def network_output(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame,
                    | ops["out_nonfinite"]]
     if not len(compared):
         return {"output_source": "none", "output_known": False, "output_deviates": False}
-    last = compared.iloc[-1]
+    last = row_at(compared, len(compared) - 1)
     source = "last_op" if last.name == ops.index[-1] else "last_compared_op"
     return {"output_source": source, "output_op": last["op"], "op_index": last.name,
             "output_cosine": last["out_cosine"], "output_red": last["out_red"],

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalogs import load_catalog
+from ..ingest.table import coded_from, text_mask
 from .graph_join import MAX_LISTED
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
@@ -112,13 +113,16 @@ def aggregate_ops(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         summary = groups.reduce(ufunc, rows[column].to_numpy())
         summaries[name] = [per_op(summary, side, fill) for side in (0, 1)]
         del summary
+    side_dtypes = []
     for side, prefix in enumerate(("in", "out")):
         for name in SIDE_SUMMARY:
             columns[f"{prefix}_{name}"] = summaries[name][side]
         columns[f"{prefix}_rows"] = per_op(groups.sizes, side, 0)
-        columns[f"{prefix}_dtype"] = _take(stored.categories.array, per_op(dtype_code, side, np.nan))
+        side_dtypes.append(np.nan_to_num(per_op(dtype_code, side, np.nan), nan=-1).astype(stored.codes.dtype))
+        columns[f"{prefix}_dtype"] = pd.Categorical.from_codes(side_dtypes[-1], dtype=stored.dtype)
     del summaries
-    columns["dtype"] = columns["out_dtype"].fillna(columns["in_dtype"])
+    columns["dtype"] = pd.Categorical.from_codes(np.where(side_dtypes[1] >= 0, side_dtypes[1], side_dtypes[0]),
+                                                 dtype=stored.dtype)
     columns["position"] = np.arange(n_ops, dtype="int64")
     ops = pd.DataFrame(columns, index=pd.Index(pd.array(op_labels, dtype=index.dtype), name="op_index"),
                        copy=False)
@@ -202,25 +206,26 @@ def _chunk_starts(values: pd.api.extensions.ExtensionArray) -> np.ndarray | None
 def mark_inputs(ops: pd.DataFrame, input_nodes: tuple[str, ...], warnings: list[str]) -> None:
     """Input ops: named by the user, else Data-like op types, else the first op in execution order."""
     if input_nodes:
+        source = "user"
         names = set(input_nodes)
-        golden = ops["golden_ops"].fillna("")
-        # Only a cell that contains a name can list it: split those few cells, not every op's.
-        maybe = _cells_containing(golden, names)
-        listed = golden.iloc[maybe].str.split(",").map(lambda gs: not names.isdisjoint(gs)).to_numpy(dtype=bool)
-        in_golden = np.zeros(len(ops), dtype=bool)
-        in_golden[maybe[listed]] = True
-        is_input = ops["op"].isin(names) | in_golden
-        found = set(ops.loc[is_input, "op"]) | {g for gs in golden[is_input].str.split(",") for g in gs}
+        golden = ops["golden_ops"].array   # codes into the distinct texts
+        texts = pd.Series(golden.categories, dtype=object)
+        # Only a text that contains a name can list it: split those few texts, not every op's.
+        maybe = _cells_containing(texts, names)
+        listed = texts.iloc[maybe].str.split(",").map(lambda gs: not names.isdisjoint(gs)).to_numpy(dtype=bool)
+        in_golden = np.isin(golden.codes, maybe[listed])
+        is_input = pd.Series(text_mask(ops["op"], lambda texts: texts.isin(names)) | in_golden, index=ops.index)
+        found = set(ops.loc[is_input, "op"]) | {g for gs in golden[is_input].dropna() for g in gs.split(",")}
         missing = sorted(names - found)
         if missing:
             warnings.append(f"--input-nodes not found in the comparison: {', '.join(missing)}")
-        ops["input_source"] = "user"
     else:
         is_input = lower_isin(ops["op_type"], INPUT_OP_TYPES)
-        ops["input_source"] = "op_type"
+        source = "op_type"
         if not is_input.any() and len(ops):
             is_input = ops["position"] == 0
-            ops["input_source"] = "first_op"
+            source = "first_op"
+    ops["input_source"] = coded_from(np.zeros(len(ops), dtype=np.int8), [source])
     ops["is_input"] = is_input.to_numpy(dtype=bool)
     is_data = lower_isin(ops["op_type"], INPUT_OP_TYPES)
     # A Data op has no inputs of its own: its output *is* the network input. So is the output of any op
@@ -269,19 +274,21 @@ def mark_inserted_normalization(ops: pd.DataFrame) -> None:
     the target (no golden ops) among those right after the input, before the next op with golden
     data, whose type normalises an input (knowledge/ops/input_normalizing.yaml: the BatchNorm
     MagicMind's insert_bn_before_firstnode adds, an ATC AIPP)."""
-    ops["inserted_norm_op"] = pd.Series(pd.NA, index=ops.index, dtype="string")
-    ops["inserted_norm_type"] = pd.Series(pd.NA, index=ops.index, dtype="string")
+    found: dict[int, tuple[str, str]] = {}   # input position -> (op, type)
     inputs = np.flatnonzero(ops["is_input"].to_numpy(dtype=bool))
-    if not len(inputs):
-        return
     normalizing = set(load_catalog("input_normalizing"))
     npu_only = ops["golden_ops"].isna().to_numpy()
-    types = ops["op_type"].astype(object).to_numpy()
+    types = ops["op_type"]
     for position in inputs:          # a handful of inputs, each followed by a few inserted ops
         after = position + 1
         while after < len(ops) and npu_only[after]:
-            if str(types[after]).lower() in normalizing:
-                ops.iloc[position, ops.columns.get_loc("inserted_norm_op")] = str(ops["op"].iloc[after])
-                ops.iloc[position, ops.columns.get_loc("inserted_norm_type")] = str(types[after])
+            if str(types.iat[after]).lower() in normalizing:
+                found[int(position)] = (str(ops["op"].iat[after]), str(types.iat[after]))
                 break
             after += 1
+    for column, part in (("inserted_norm_op", 0), ("inserted_norm_type", 1)):
+        texts = list(dict.fromkeys(names[part] for names in found.values()))
+        codes = np.full(len(ops), -1, dtype=np.int64)
+        for position, names in found.items():
+            codes[position] = texts.index(names[part])
+        ops[column] = coded_from(codes, texts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..ingest.table import coded_from, text_mask
 from .graph_join import GraphJoin, narrowing
 
 
@@ -52,7 +53,7 @@ def mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     narrowing_cast = np.zeros(n, dtype=bool)
     cast_from = np.full(n, None, dtype=object)
     cast_to = np.full(n, None, dtype=object)
-    casts = np.flatnonzero(ops["op_type"].fillna("").str.lower().eq("cast").to_numpy(dtype=bool))
+    casts = np.flatnonzero(text_mask(ops["op_type"], lambda types: types.str.lower() == "cast"))
     in_dtype = ops["in_dtype"].astype(object).to_numpy()
     out_dtype = ops["out_dtype"].astype(object).to_numpy()
     for position in casts:
@@ -80,7 +81,8 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, 
     has_inputs = ops["in_rows"] > 0
     by_graph = np.zeros(len(ops), dtype=bool) if graph is None else graph["known"] & ~has_inputs.to_numpy()
     ops["inputs_known"] = has_inputs
-    ops["inputs_from"] = np.where(has_inputs, "input_rows", np.where(by_graph, "graph", "previous_op"))
+    ops["inputs_from"] = coded_from(np.where(has_inputs, 0, np.where(by_graph, 1, 2)),
+                                    ["input_rows", "graph", "previous_op"])
     prev_agree = ~prev_out_dev.to_numpy(dtype=bool)
     if graph is not None:
         prev_agree = np.where(by_graph, ~graph["deviates"], prev_agree)

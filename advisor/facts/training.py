@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..ingest.table import row_at
 from .roles import (
     ROLES,
     STATE_ROLES,
@@ -265,8 +266,9 @@ def training_network_fields(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.Dat
     state = ops[ops["param_differs"]]
     fields["differing_parameters"] = int(state["params_differing"].fillna(0).sum()) if len(state) else 0
     if len(state):
+        listed_state = state.head(MAX_LISTED)
         fields["differing_parameter_list"] = "; ".join(
-            _describe_state(row) for _, row in state.head(MAX_LISTED).iterrows())
+            _describe_state(row_at(listed_state, at)) for at in range(len(listed_state)))
     return fields
 
 

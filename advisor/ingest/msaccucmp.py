@@ -117,13 +117,13 @@ def derive_missing(table: ComparisonTable, layout: Layout) -> None:
         slot = np.arange(len(index)) - np.repeat(starts, np.diff(np.append(starts, len(index))))
         frame["io"] = coded(np.full(len(index), "output", dtype=object))
         frame["slot"] = pd.array(slot, dtype="Int64")
-        names = frame["op_name"]
+        names = frame["op_name"].astype("string")
         frame["tensor_id"] = (names + ":output:" + pd.Series(slot, dtype="string")).where(names.notna())
         said.append("every row is read as an output of its op, numbered in file order"
                     + (" (TensorIndex = <NPUDump>:output:<n>)" if "NPUDump" not in missing else ""))
     if "NPUDump" in missing:
         # The op is known by its Index only (as the vendor advisor reports it): name it so.
-        frame["op_name"] = ("Index " + frame["op_index"].astype("string")).astype("string")
+        frame["op_name"] = coded("Index " + frame["op_index"].astype("string"))
         said.append("ops are named by their Index ('Index 7')")
     if "OpType" in missing:
         said.append("op types are unknown")

@@ -36,7 +36,7 @@ from advisor.dtypes import normalise_dtype
 from advisor.ingest.extra_columns import FALSE_WORDS, TRUE_WORDS
 from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids_arrow, string_array
 from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE, ColumnArray, Layout
-from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, coded, na_array, na_columns
+from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
 
 # Bytes of the file per block. Small on purpose: pyarrow's streaming reader parses one block at a
 # time, and a block's parse buffers and raw text are all that is alive beside the final columns
@@ -202,13 +202,23 @@ class _Parts:
         return string_array(pa.chunked_array([*joined, *blocks], type=pa.large_string()))
 
     def categorical(self, name: str) -> pd.Categorical:
-        """A coded column from its blocks' dictionary arrays (one dictionary for all, then codes)."""
+        """A coded column from its blocks' dictionary arrays: one dictionary for all, sorted by Arrow
+        (the order ``coded`` gives every reader's texts; pandas would sort and recode them through
+        Python objects, about a second for the op names of a million rows), then codes."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         blocks = pa.chunked_array(self.chunks.pop(name)[0]).unify_dictionaries()
         texts = blocks.chunk(0).dictionary if blocks.num_chunks else pa.array([], type=pa.large_string())
-        codes = np.concatenate([block.indices.fill_null(-1).to_numpy() for block in blocks.chunks])
-        return coded(pd.Categorical.from_codes(codes, categories=pd.Index(string_array(texts))))
+        order = pc.array_sort_indices(texts).to_numpy()
+        rank = np.empty(len(order) + 1, dtype=np.int32 if len(order) < 2**31 - 1 else np.int64)
+        rank[order] = np.arange(len(order), dtype=rank.dtype)
+        rank[-1] = -1  # code -1 (NA) stays -1
+        codes = rank[np.concatenate([block.indices.fill_null(-1).to_numpy() for block in blocks.chunks])]
+        # The unified dictionary holds each text once: no check of that (pandas checks it with a hash
+        # table of Python strings, ~30 MiB for the op names of a million rows, kept with the categories).
+        dtype = pd.CategoricalDtype._from_fastpath(pd.Index(string_array(texts.take(order))), ordered=False)
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
     def booleans(self, name: str) -> pd.api.extensions.ExtensionArray:
         return pd.arrays.BooleanArray(self.numpy(name), self.numpy(name + "/na"))

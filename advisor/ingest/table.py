@@ -77,6 +77,7 @@ from other values of the source (e.g. msprobe's relative Euclidean distance = Eu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,9 +87,9 @@ import pandas as pd
 IDENTITY_COLUMNS: dict[str, str] = {
     "op_index": "Int64",
     "op_sequence": "Int64",
-    "op_type": "string",
-    "op_name": "string",
-    "golden_ops": "string",
+    "op_type": "category",
+    "op_name": "category",
+    "golden_ops": "category",
     "tensor_id": "string",
     "io": "category",
     "slot": "Int64",
@@ -199,6 +200,17 @@ def coded(values: pd.Series | pd.api.extensions.ExtensionArray | np.ndarray) -> 
     return series.astype("string").astype("category").array
 
 
+def coded_from(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
+    """A ``category`` column from ``codes`` into ``texts`` (-1: NA), the texts in order as ``coded``
+    keeps them: a column of a few distinct words made without a Python string per row."""
+    order = np.argsort(np.array(texts, dtype=object), kind="stable")
+    rank = np.empty(len(texts) + 1, dtype=np.int8 if len(texts) < 127 else np.int32)
+    rank[order] = np.arange(len(texts))
+    rank[-1] = -1
+    return pd.Categorical.from_codes(rank[np.asarray(codes, dtype=np.int64)],
+                                     categories=pd.Index([texts[i] for i in order], dtype="string"))
+
+
 def encode_text_columns(frame: pd.DataFrame) -> None:
     """Hold the CODED_COLUMNS of ``frame`` as codes (in place); a column already coded is kept."""
     for name in CODED_COLUMNS:
@@ -221,6 +233,25 @@ def first_present(first: pd.Series, second: pd.Series) -> tuple[np.ndarray, pd.I
     renumber = np.full(len(order) + 1, -1, dtype=np.int64)
     renumber[:-1][known] = np.arange(int(known.sum()))
     return renumber[codes], pd.Index(texts.take(order[known]), dtype="string")
+
+
+def text_mask(column: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:
+    """``test(column)`` (a vectorised test of text: ``isin``, ``==``, ``str.contains``) as a bool
+    array, False where NA. A coded column's distinct texts are tested once each and the answers
+    spread by its codes: pandas' own ``isin`` or ``==`` on a category first builds a hash table of
+    its texts as Python strings (~30 MiB for the op names of a million rows)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        hits = test(pd.Series(column.cat.categories, copy=False)).fillna(False).to_numpy(dtype=bool)
+        return np.append(hits, False)[column.cat.codes.to_numpy()]   # code -1 (NA) takes the False
+    return test(column).fillna(False).to_numpy(dtype=bool)
+
+
+def row_at(frame: pd.DataFrame, position: int) -> pd.Series:
+    """Row ``position`` of ``frame`` as an object Series named by its label, read column by column:
+    ``frame.iloc[position]`` first finds the columns' common dtype, which hashes every distinct text
+    of each coded column (a second and ~50 MiB of Python strings on the ops of a million rows)."""
+    return pd.Series({column: frame[column].iat[position] for column in frame.columns}, dtype=object,
+                     name=frame.index[position])
 
 
 def na_column(name: str, rows: int) -> np.ndarray | pd.api.extensions.ExtensionArray:

@@ -113,7 +113,7 @@ def _op_codes(frame: pd.DataFrame, member: np.ndarray) -> tuple[np.ndarray, list
     index: list[int | None] = [int(v) for v in values]
     rest = np.flatnonzero(member & (key < 0))
     if len(rest):
-        names = frame["op_name"].fillna("").astype(str).to_numpy()[rest]
+        names = frame["op_name"].astype("string").fillna("").to_numpy(dtype=object)[rest]
         pairs = pd.MultiIndex.from_arrays([key[rest], names])
         local, _ = pd.factorize(pairs)  # first-appearance order
         first_row = np.full(local.max() + 1, len(frame))

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..diagnosis import KeyOp
 from ..facts.builder import FactSet
+from ..ingest.table import row_at, text_mask
 
 MAX_ENTRIES = 10          # ops where error enters, first ones in execution order
 WORST = 10                # worst ops by output cosine
@@ -48,7 +49,7 @@ def key_ops(facts: FactSet, root_index: int | None) -> list[KeyOp]:
     outputs = np.flatnonzero(ops["is_output"].to_numpy(dtype=bool)) if "is_output" in ops else np.array([], int)
     if not len(outputs) and facts.network.get("output_op"):
         # A Node_Output row is no op of its own: the output is the op its golden dump was written from.
-        outputs = np.flatnonzero((ops["op"] == facts.network["output_op"]).to_numpy(dtype=bool, na_value=False))[-1:]
+        outputs = np.flatnonzero(text_mask(ops["op"], lambda texts: texts == facts.network["output_op"]))[-1:]
     mark(outputs[:MAX_OUTPUTS], "output")
     return [_row(ops, position, tags) for position, tags in sorted(roles.items())]
 
@@ -87,7 +88,7 @@ def _flag(row: pd.Series, column: str) -> bool:
 
 
 def _row(ops: pd.DataFrame, position: int, roles: list[str]) -> KeyOp:
-    row = ops.iloc[position]
+    row = row_at(ops, position)
     op_type = row.get("op_type")
     dtype = row.get("dtype")
     return KeyOp(index=int(ops.index[position]), op=str(row["op"]),
@@ -106,11 +107,13 @@ def op_types_of(ops: pd.DataFrame, names: set[str]) -> dict[str, str]:
     if not names or not len(ops):
         return {}
     types = ops["op_type"]
-    found = {str(name): str(kind) for name, kind in zip(ops.loc[ops["op"].isin(names), "op"],
-                                                         types[ops["op"].isin(names)], strict=True)
+    own = text_mask(ops["op"], lambda texts: texts.isin(names))
+    found = {str(name): str(kind) for name, kind in zip(ops["op"][own].tolist(), types[own].tolist(), strict=True)
              if not pd.isna(kind)}
-    golden = ops["golden_ops"].dropna().astype(str)
-    golden = golden[golden.str.contains("|".join(map(re.escape, names)), regex=True)] if len(names) < 500 else golden
+    pattern = "|".join(map(re.escape, names))
+    listed = text_mask(ops["golden_ops"], lambda texts: texts.str.contains(pattern, regex=True) if len(names) < 500
+                       else texts.notna())
+    golden = ops["golden_ops"][listed].astype("string")
     exploded = golden.str.split(",").explode().str.strip()
     hits = exploded[exploded.isin(names)]
     for name, kind in zip(hits.tolist(), types.loc[hits.index].tolist(), strict=True):

@@ -59,7 +59,10 @@ def neighbourhood(join: GraphJoin, position: int, ops: pd.DataFrame) -> Neighbou
     fused = ops["fused_from"].iloc[position] if "fused_from" in ops else None
     passes = ops["fusion_passes"].iloc[position] if "fusion_passes" in ops else None
     cos, dev = numbers(position)
-    focus = GraphNode(name=focus_name, op_type=str(ops["op_type"].iloc[position] or nodes[own[0]].op_type),
+    op_type = ops["op_type"].iloc[position]   # NA (NaN in a coded column) or "": the graph's type
+    if not (isinstance(op_type, str) and op_type):
+        op_type = nodes[own[0]].op_type
+    focus = GraphNode(name=focus_name, op_type=op_type,
                       role="focus", fused_from=str(fused).split(",") if isinstance(fused, str) else [],
                       passes=str(passes).split(",") if isinstance(passes, str) else [], cosine=cos, deviates=dev)
     drawn_nodes: list[GraphNode] = []

@@ -40,7 +40,7 @@ def test_a_file_of_many_blocks_reads_as_the_exact_read_does(write_result, monkey
     pd.testing.assert_frame_equal(table.frame, exact.frame)
     assert table.frame["source_line"].tolist() == list(range(2, len(rows) + 2))
     assert table.frame["golden_only"].sum() == table.frame["npu_only"].sum() == 80
-    assert table.frame["op_name"].array._pa_array.num_chunks < len(rows) // 10  # joined, not one per block
+    assert table.frame["tensor_id"].array._pa_array.num_chunks < len(rows) // 10  # joined, not one per block
 
 
 def test_more_rows_than_the_first_block_promised(write_result, monkeypatch, small_blocks):

@@ -37,7 +37,7 @@ def reference(table) -> list[dict]:
     rows = frame[~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)]
     metrics = [m for m in METRIC_COLUMNS if m in table.present_metrics] or list(METRIC_COLUMNS)
     key = rows["op_index"].astype("Float64").fillna(-1).to_numpy(dtype=np.float64)
-    names = rows["op_name"].fillna("").astype(str).to_numpy()
+    names = rows["op_name"].astype("string").fillna("").to_numpy(dtype=object)
     groups: dict[tuple, list[int]] = {}
     for position, (k, n) in enumerate(zip(key, names, strict=True)):
         groups.setdefault((k, n) if k < 0 else (k, ""), []).append(position)
