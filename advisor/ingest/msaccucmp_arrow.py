@@ -7,8 +7,9 @@ are (pandas' ``string`` dtype is Arrow-backed). The file is parsed in small bloc
 each block's cells are converted at once (NA words, ``*`` sides, dtype names, YES/NO flags,
 TensorIndex and StandardDeviation split) and its raw text dropped, so neither the file, nor a
 whole-file Arrow table, nor a column of StandardDeviation text is ever held; only the final
-columns grow. The few-valued text columns (table.CODED_COLUMNS: io, dtypes, shape...) are
-dictionary-encoded block by block, so their text is never held for every row either. A column
+columns grow. The text columns that repeat from row to row (table.CODED_COLUMNS: op names and
+types, golden ops, io, dtypes, shape...) are dictionary-encoded block by block, so their text is
+never held for every row either. A column
 skipped by the layout is parsed but never converted.
 
 This path takes the usual file only, and gives way (returns None) to the exact read

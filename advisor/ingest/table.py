@@ -7,11 +7,11 @@ identity
     op_index        Int64   the target (NPU, fused) op id: all tensors of one op share it (msaccucmp ``Index``;
                             msprobe: the API call's position in execution order, from 0)
     op_sequence     Int64   ``OpSequence`` when the compare was restricted to a selection
-    op_type         string  target op type (``Conv2D``, ``TransData``...; msprobe: the API, ``Functional.linear``,
+    op_type         category target op type (``Conv2D``, ``TransData``...; msprobe: the API, ``Functional.linear``,
                             or ``Module.<class>`` / ``Cell.<class>`` for a module)
-    op_name         string  target op name (msaccucmp ``NPUDump``; msprobe: the API call,
+    op_name         category target op name (msaccucmp ``NPUDump``; msprobe: the API call,
                             ``Functional.linear.0.forward``, old ``Functional_linear_0_forward``)
-    golden_ops      string  golden op names the target op was fused from, comma-joined (msprobe: the bench call)
+    golden_ops      category golden op names the target op was fused from, comma-joined (msprobe: the bench call)
     tensor_id       string  the tensor's own name as in the source (``<op>:<input|output>:<n>``,
                             ``Functional.linear.0.forward.input.0``)
     io              category ``input`` or ``output`` (msprobe module tensors also ``parameter``,
@@ -59,11 +59,15 @@ provenance
     compare_fail_reason category (msprobe ``Err_message``)
     source_line     int64   1-based line of the row in the source file (the header is line 1)
 
-``category`` columns hold few distinct texts (a million rows: 2 io values, a handful of dtypes, a
-few dozen shapes): each is a pandas Categorical, an int8/int16 code per row into its distinct texts
-(categories of dtype ``string``), NA as code -1. ``ComparisonTable`` encodes them whatever the
-reader produced (``encode_text_columns``); the values read are the same texts. ``fillna`` from
-another column does not apply to them: ``first_present`` merges two of them.
+``category`` columns hold texts that repeat from row to row (a million rows: 2 io values, a handful
+of dtypes, a few dozen shapes and op types; each op's name and golden ops on all of its tensors'
+rows): each is a pandas Categorical, an integer code per row into its distinct texts (categories of
+dtype ``string``, in order), NA as code -1. ``ComparisonTable`` encodes them whatever the reader
+produced (``encode_text_columns``); the values read are the same texts. ``fillna`` with a text
+needs ``astype("string")`` first, and ``fillna`` from another column does not apply: ``first_present``
+merges two of them. ``text_mask`` tests a coded column's distinct texts (``isin``, ``==``, ``str``
+methods) without the hash table of Python strings pandas builds for ``isin`` or ``==`` on a
+category, and ``row_at`` reads one row of a frame with coded columns.
 
 Columns a reader does not know are kept, named ``user_<snake_case name>`` and typed by what they hold
 (advisor/ingest/extra_columns.py): all numbers -> float64, listed in ``ComparisonTable.extra_metrics``
