@@ -6,7 +6,7 @@ import pandas as pd
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS
 
 from advisor.ingest import read_comparison
-from advisor.ingest.table import COLUMNS, check_schema, coded, empty_frame, first_present
+from advisor.ingest.table import COLUMNS, check_schema, coded, coded_from, empty_frame, first_present, row_at, text_mask
 
 MSPROBE_COLUMNS = {
     "direction": "string", "golden_shape": "category", "shape_mismatch": "boolean", "md5_match": "boolean",
@@ -60,3 +60,39 @@ def test_first_present_is_factorize_of_the_first_column_filled_from_the_second()
     expected_codes, expected_names = pd.factorize(first.astype("string").fillna(second.astype("string")))
     assert codes.tolist() == expected_codes.tolist() == [0, 1, -1, 2, 1]
     assert list(names) == list(expected_names) == ["int8", "float16", "float32"]
+
+
+def test_op_names_golden_ops_and_op_types_are_coded_in_order_from_the_fast_read(write_result):
+    rows = [row.replace("conv1", f"layer{i % 7}/conv1") for i in range(40) for row in FULL_ROWS]
+    table = read_comparison(write_result(FULL_HEADER, rows))
+    for column in ("op_name", "golden_ops", "op_type"):
+        categories = table.frame[column].cat.categories
+        assert categories.dtype == "string" and categories.is_monotonic_increasing and categories.is_unique
+        written = pd.read_csv(write_result(FULL_HEADER, rows), dtype=str, keep_default_na=False)[
+            {"op_name": "NPUDump", "golden_ops": "GroundTruth", "op_type": "OpType"}[column]]
+        assert [None if pd.isna(v) else v for v in table.frame[column]] == \
+               [None if v in ("*", "NaN", "") else v for v in written]
+
+
+def test_text_mask_answers_as_pandas_does_on_coded_and_plain_text_with_na_false():
+    texts = pd.array(["Conv_1", None, "Relu_2", "Conv_1", "conv_3"], dtype="string")
+    for column in (pd.Series(coded(texts)), pd.Series(texts)):
+        assert text_mask(column, lambda t: t.isin({"Conv_1", "missing"})).tolist() == [True, False, False, True, False]
+        assert text_mask(column, lambda t: t == "Relu_2").tolist() == [False, False, True, False, False]
+        assert text_mask(column, lambda t: t.str.lower().str.startswith("conv")).tolist() == \
+               [True, False, False, True, True]
+
+
+def test_row_at_reads_the_row_iloc_gives():
+    frame = pd.DataFrame({"op": coded(pd.array(["a", None, "c"], dtype="string")), "cos": [1.0, 0.5, float("nan")],
+                          "deviates": [False, True, False]}, index=pd.Index([7, 8, 9], name="op_index"))
+    for position in range(3):
+        row, expected = row_at(frame, position), frame.iloc[position]
+        assert row.name == expected.name
+        assert [None if pd.isna(v) else v for v in row] == [None if pd.isna(v) else v for v in expected]
+
+
+def test_coded_from_keeps_its_texts_in_order_and_minus_one_as_na():
+    column = pd.Series(coded_from([2, 0, -1, 1, 2], ["previous_op", "input_rows", "graph"]))
+    assert list(column.cat.categories) == ["graph", "input_rows", "previous_op"]
+    assert column.astype("string").tolist() == ["graph", "previous_op", pd.NA, "input_rows", "graph"]
