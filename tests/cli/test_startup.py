@@ -66,3 +66,21 @@ def test_arrow_buffers_come_from_the_system_allocator_unless_the_user_chose_one(
         env["ARROW_DEFAULT_MEMORY_POOL"] = setting
     out = subprocess.run([sys.executable, "-c", POOL_PROBE], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.splitlines()[-1] == f"POOL {expected}"
+
+
+HUGEPAGE_PROBE = """
+from advisor.cli import main
+main(["rules", "fields", "network"])
+import numpy
+print("HUGEPAGE", numpy._core.multiarray._get_madvise_hugepage())
+"""
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, False), ("1", True)])
+def test_numpy_arrays_are_not_mapped_on_huge_pages_unless_the_user_asks(setting, expected):
+    """A column array resident in 2 MiB steps raises the peak of a million-row run (~12 MiB)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if setting:
+        env["NUMPY_MADVISE_HUGEPAGE"] = setting
+    out = subprocess.run([sys.executable, "-c", HUGEPAGE_PROBE], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.splitlines()[-1] == f"HUGEPAGE {expected}"
