@@ -181,8 +181,10 @@ class _Parts:
             if name not in self.arrays:
                 self.arrays[name] = np.empty(self.capacity, dtype=piece.dtype)
             self.arrays[name][start:start + len(piece)] = piece
-        elif name in CODED_COLUMNS:  # a few distinct texts: codes per block, the texts once
-            self.chunks.setdefault(name, [[], []])[0].append(piece.dictionary_encode())
+        elif name in CODED_COLUMNS:  # texts that repeat: per block its distinct texts and codes into them
+            encoded = piece.dictionary_encode()
+            self.chunks.setdefault(name, [[], []])[0].append(
+                (encoded.dictionary, encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)))
         else:
             chunks = self.chunks.setdefault(name, [[], []])  # joined chunks, blocks not yet joined
             chunks[1].append(piece)
@@ -203,22 +205,34 @@ class _Parts:
         return string_array(pa.chunked_array([*joined, *blocks], type=pa.large_string()))
 
     def categorical(self, name: str) -> pd.Categorical:
-        """A coded column from its blocks' dictionary arrays: one dictionary for all, sorted by Arrow
-        (the order ``coded`` gives every reader's texts; pandas would sort and recode them through
-        Python objects, about a second for the op names of a million rows), then codes."""
+        """A coded column from its blocks' distinct texts and codes. The blocks' texts are sorted
+        by Arrow, once for the file (the order ``coded`` gives every reader's texts; pandas would sort
+        and recode them through Python objects, about a second for the op names of a million rows):
+        equal neighbours are one text, so sorting also finds the distinct texts, faster than hashing
+        them (a text is in a block's texts once, but in several blocks' when its rows span blocks).
+        Each block's codes are then mapped through."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        blocks = pa.chunked_array(self.chunks.pop(name)[0]).unify_dictionaries()
-        texts = blocks.chunk(0).dictionary if blocks.num_chunks else pa.array([], type=pa.large_string())
+        blocks = self.chunks.pop(name)[0]
+        texts = pa.chunked_array([block_texts for block_texts, _ in blocks], type=pa.large_string()).combine_chunks()
         order = pc.array_sort_indices(texts).to_numpy()
-        rank = np.empty(len(order) + 1, dtype=np.int32 if len(order) < 2**31 - 1 else np.int64)
-        rank[order] = np.arange(len(order), dtype=rank.dtype)
-        rank[-1] = -1  # code -1 (NA) stays -1
-        codes = rank[np.concatenate([block.indices.fill_null(-1).to_numpy() for block in blocks.chunks])]
-        # The unified dictionary holds each text once: no check of that (pandas checks it with a hash
-        # table of Python strings, ~30 MiB for the op names of a million rows, kept with the categories).
-        dtype = pd.CategoricalDtype._from_fastpath(pd.Index(string_array(texts.take(order))), ordered=False)
+        ordered = texts.take(order)
+        new = np.ones(len(ordered), dtype=bool)   # a sorted position that starts another distinct text
+        if len(ordered) > 1:
+            new[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False), dtype=bool)
+        code_type = np.int32 if len(ordered) < 2**31 - 1 else np.int64
+        code_of = np.empty(len(order), dtype=code_type)   # per block text, its code in the sorted distinct texts
+        code_of[order] = np.cumsum(new, dtype=code_type) - 1
+        codes = np.empty(sum(len(block_codes) for _, block_codes in blocks), dtype=code_type)
+        at = first = 0
+        for block_texts, block_codes in blocks:   # one more slot per block for its NA (code -1)
+            codes[at:at + len(block_codes)] = np.append(code_of[first:first + len(block_texts)], -1)[block_codes]
+            at, first = at + len(block_codes), first + len(block_texts)
+        # Each text is in the categories once: no check of that (pandas checks it with a hash table
+        # of Python strings, ~30 MiB for the op names of a million rows, kept with the categories).
+        distinct = ordered.filter(pa.array(new))
+        dtype = pd.CategoricalDtype._from_fastpath(pd.Index(string_array(distinct)), ordered=False)
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
     def booleans(self, name: str) -> pd.api.extensions.ExtensionArray:

@@ -269,8 +269,10 @@ def na_columns(names: list[str], rows: int) -> dict[str, pd.Series]:
     time it is written to, so a million-row table from a format that fills a third of the schema
     does not hold a buffer per absent column."""
     shared: dict[str, pd.Series] = {}
-    return {name: shared.setdefault(COLUMNS[name], pd.Series(na_column(name, rows), copy=False))
-            for name in names}
+    for name in names:
+        if COLUMNS[name] not in shared:   # made once per dtype, not once per column and dropped
+            shared[COLUMNS[name]] = pd.Series(na_column(name, rows), copy=False)
+    return {name: shared[COLUMNS[name]] for name in names}
 
 
 def empty_frame(rows: int) -> pd.DataFrame:
