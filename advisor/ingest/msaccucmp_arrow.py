@@ -9,8 +9,7 @@ TensorIndex and StandardDeviation split) and its raw text dropped, so neither th
 whole-file Arrow table, nor a column of StandardDeviation text is ever held; only the final
 columns grow. The text columns that repeat from row to row (table.CODED_COLUMNS: op names and
 types, golden ops, io, dtypes, shape...) are dictionary-encoded block by block, so their text is
-never held for every row either. A column
-skipped by the layout is parsed but never converted.
+never held for every row either. A column skipped by the layout is parsed but never converted.
 
 This path takes the usual file only, and gives way (returns None) to the exact read
 (msaccucmp_exact.py) whenever it cannot vouch for the result. Every row must be one physical line:
