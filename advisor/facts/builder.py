@@ -26,13 +26,13 @@ import pandas as pd
 from ..graph import FusionReport, Graph
 from ..ingest.table import ComparisonTable
 from .clean import clean_fact
-from .fp16 import mark_fp16_sensitive, summarise_overflow
+from .fp16 import examined_for_fp16, mark_fp16_sensitive, summarise_overflow
 from .graph_join import GraphJoin, join_graph
 from .network import network_fact, network_output, tensor_counts, unmatched_fields
 from .ops import aggregate_ops, mark_inputs, mark_inserted_normalization, mark_tool_flags, tool_flag_fields
 from .propagation import graph_inputs, mark_entries, mark_graph
 from .rows import row_flags
-from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts
+from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts, notable_ops
 from .thresholds import Thresholds
 from .training import judge_roles, mark_training, training_network_fields
 
@@ -92,9 +92,10 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(unmatched_fields(frame, ops, join)))
         network.update(clean_fact(join.network_fields()))
-    mark_fp16_sensitive(ops)
-    mark_inserted_normalization(ops)
     keep_span = int(thresholds.knob("fp16", "keep_fp32_span"))
+    mark_fp16_sensitive(ops, examined_for_fp16(notable_ops(ops, join is not None)[2],
+                                               ops["overflow_enters"].to_numpy(dtype=bool), keep_span))
+    mark_inserted_normalization(ops)
     op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None, keep_span=keep_span)
     summarise_overflow(network, ops, span=keep_span, most=int(thresholds.knob("fp16", "max_keep_fp32")))
     error_metric = next((m for m in ("relative_euclidean_distance", "max_abs_error", "mean_relative_error")

@@ -49,12 +49,7 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
     3. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
        the candidates for a problem node; ties by position.
     What is left out is counted on the network fact (``op_facts_left_out``) and in a warning."""
-    primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
-    if graph:
-        primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
-    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
-    entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
-    notable = primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
+    primary, entries, notable = notable_ops(ops, graph)
     # The training fields that describe one op (mark_training) are columns only when an op has one.
     fields = [*OP_FACT_FIELDS, *(name for name in TRAINING_OP_FIELDS if name in ops),
               *(GRAPH_OP_FACT_FIELDS if graph else ())]
@@ -87,6 +82,17 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
         decorate_op_fact(fact, network)
         facts.append(clean_fact(fact))
     return facts
+
+
+def notable_ops(ops: pd.DataFrame, graph: bool) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """(primary, entries, notable): the ops choose_op_facts keeps first, where error enters, and
+    every op that becomes a fact when the limit allows (see there)."""
+    primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
+    if graph:
+        primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
+    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
+    entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
+    return primary, entries, primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
 
 
 def _first(mask: np.ndarray) -> np.ndarray:

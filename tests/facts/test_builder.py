@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from advisor.facts.builder import build_facts
+from advisor.facts.fp16 import mark_fp16_sensitive
 from advisor.facts.schema import FACT_FIELDS
 from advisor.facts.thresholds import load_thresholds
 from advisor.ingest import read_comparison
@@ -158,3 +160,26 @@ def test_every_fact_field_is_described_in_the_schema(directory):
     assert set(facts.network) <= set(FACT_FIELDS["network"])
     for fact in facts.op_facts:
         assert set(fact) <= set(FACT_FIELDS["op"]), set(fact) - set(FACT_FIELDS["op"])
+
+
+def test_fp16_sensitivity_is_worked_out_for_the_ops_read_and_left_na_for_the_others(tmp_path):
+    # Forty clean ops whose golden names are FP16-sensitive (Softmax), then an overflow onset: the
+    # facts and the keep list read only the notable ops and the ops from the onset on.
+    rows = [row(0, "Data", "input", "output", 1.0)]
+    rows += [row(i, "Mul", f"Mul_{i}", "output", 1.0, golden=f"/m/l{i}/Softmax") for i in range(1, 41)]
+    rows += [row(41, "Pow", "Pow_41", "input", 1.0),
+             row(41, "Pow", "Pow_41", "output", "NaN", "NaN", overflow="YES", npu_stats="(inf;nan)", mae="inf",
+                 golden="/m/l41/Pow"),
+             row(42, "ReduceMean", "ReduceMean_42", "output", "NaN", "NaN", overflow="YES", npu_stats="(inf;nan)",
+                 golden="/m/l42/ReduceMean"),
+             row(43, "NaN", "Node_Output", "output", "NaN", "NaN", npu_stats="(nan;nan)", golden="o.npy")]
+    facts = facts_for(tmp_path, rows)
+    ops = facts.ops
+    everything = ops.copy()
+    mark_fp16_sensitive(everything)    # every op worked out: the reference
+    read = ops["fp16_sensitive"].notna().to_numpy()
+    assert read[ops.index.get_indexer([0, 41, 42])].all() and not read[ops.index.get_indexer([10, 20])].any()
+    assert ops["fp16_sensitive"][read].tolist() == everything["fp16_sensitive"][read].tolist()
+    assert ops["sensitive_golden"][read].tolist() == everything["sensitive_golden"][read].tolist()
+    assert everything.at[10, "fp16_sensitive"] and ops.at[10, "fp16_sensitive"] is pd.NA   # Softmax, not read
+    assert facts.network["keep_fp32_all"] == "Pow_41,/m/l42/ReduceMean"   # golden names of the first rows
