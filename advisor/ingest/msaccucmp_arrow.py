@@ -92,6 +92,7 @@ def _convert_blocks(batches: Any, layout: Layout, parts: _Parts) -> None:
                     while pending:  # no block may be written while the arrays are moved
                         pending.popleft().result()
                 start = parts.next_block(batch.num_rows)
+                _convert_numbers(batch, layout, parts, start)
                 pending.append(worker.submit(_convert, batch, layout, parts, start))
                 del batch
                 while len(pending) > IN_FLIGHT:
@@ -244,8 +245,19 @@ def _joined(blocks: list[Any]) -> Any:
     return pa.chunked_array(blocks, type=pa.large_string()).combine_chunks()
 
 
+def _convert_numbers(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
+    """One block's number columns -> their rows of the final arrays (nulls become NaN). Done by the
+    thread that parses, which waits on the worker otherwise: the rest of the block (_convert) is
+    the longer half."""
+    float_roles = set(layout.float_roles)
+    for role in batch.schema.names:
+        if role in float_roles:
+            parts.add(role, batch.column(role).to_numpy(zero_copy_only=False), start)
+
+
 def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
-    """One block's cells -> its pieces of the final columns (rows from ``start`` on)."""
+    """One block's cells but its numbers (_convert_numbers) -> its pieces of the final columns
+    (rows from ``start`` on)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -254,10 +266,6 @@ def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
 
     rows = batch.num_rows
     names = set(batch.schema.names)
-    float_roles = set(layout.float_roles)
-    for role in batch.schema.names:
-        if role in float_roles:  # nulls become NaN
-            add(role, batch.column(role).to_numpy(zero_copy_only=False))
     if STD_ROLE in names:
         stats = _split_std_fast(batch.column(STD_ROLE))
         if stats is None:
