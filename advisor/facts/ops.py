@@ -57,10 +57,14 @@ class Groups:
         group's start: no row-sized array of positions."""
         if not len(self.starts):
             return np.zeros(0, dtype=float)
-        hits = np.flatnonzero(present[self._take])       # ordinals (in group order) of the present rows
-        at = np.searchsorted(hits, self.starts)           # the first present row at or after each start
-        ordinal = hits[np.minimum(at, len(hits) - 1)] if len(hits) else np.zeros(len(at), dtype=np.int64)
-        found = (at < len(hits)) & (ordinal < self.starts + self.sizes)
+        taken = present[self._take]
+        if taken.all():   # a value on every row (an op's name, its type): each group's first row
+            ordinal, found = self.starts, np.ones(len(self.starts), dtype=bool)
+        else:
+            hits = np.flatnonzero(taken)                  # ordinals (in group order) of the present rows
+            at = np.searchsorted(hits, self.starts)       # the first present row at or after each start
+            ordinal = hits[np.minimum(at, len(hits) - 1)] if len(hits) else np.zeros(len(at), dtype=np.int64)
+            found = (at < len(hits)) & (ordinal < self.starts + self.sizes)
         row = ordinal + self._take.start if isinstance(self._take, slice) else self._take[ordinal]
         return np.where(found, row, np.nan)
 
