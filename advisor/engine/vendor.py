@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ingest.table import ComparisonTable, text_mask
+from ..ingest.table import ComparisonTable, lower_isin, text_mask
 
 VENDOR_COSINE = 0.99
 INPUT_TYPES = frozenset({"data", "placeholder", "aippdata"})
@@ -32,7 +32,7 @@ def vendor_verdict(table: ComparisonTable, input_nodes: tuple[str, ...] = ()) ->
     with np.errstate(invalid="ignore"):
         low = cosine < VENDOR_COSINE
     named = text_mask(frame["op_name"], lambda texts: texts.isin(set(input_nodes))) if input_nodes else \
-        text_mask(frame["op_type"], lambda types: types.str.lower().isin(INPUT_TYPES))
+        lower_isin(frame["op_type"], INPUT_TYPES).to_numpy(dtype=bool)
     if (named & low).any():
         return _at(frame, int(np.argmax(named & low)), "input_mismatch")
     known = np.flatnonzero(np.isfinite(cosine))

@@ -25,7 +25,7 @@ from ..catalogs import load_catalog
 from ..facts.builder import clean_fact
 from ..facts.thresholds import Thresholds
 from ..ingest.build_config import read_build_config
-from ..ingest.table import ComparisonTable
+from ..ingest.table import ComparisonTable, lower_isin
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, DumpFolder, scan_folder
 from ..tensors.lineage import fingerprint, load_dump
@@ -86,8 +86,7 @@ def _config(build_config: dict | None) -> dict[str, Any] | None:
 def _probed_rows(frame: pd.DataFrame, ops: Sequence[str], input_nodes: Sequence[str]) -> pd.DataFrame:
     """The rows of the tensors to probe: each network input once, then the named ops' inputs."""
     body = frame[~frame["is_network_output"].fillna(False).astype(bool)]
-    op_type = body["op_type"].astype("string").fillna("").str.lower()
-    is_data = op_type.isin(set(load_catalog("network_input")))
+    is_data = lower_isin(body["op_type"], set(load_catalog("network_input")))
     if input_nodes:
         chosen = body["op_name"].isin(input_nodes)
         wanted = chosen & ((is_data & (body["io"] == "output")) | (~is_data & (body["io"] == "input")))

@@ -37,7 +37,7 @@ from ..facts.builder import clean_fact
 from ..facts.thresholds import Thresholds
 from ..graph.model import Graph, Node
 from ..graph.weights import channel_axes
-from ..ingest.table import text_mask
+from ..ingest.table import lower_isin
 from .layer_sim import LayerWeight, QuantKnobs, fix_order, scores, simulate
 from .quant import activation_stats, calibrated_range, weight_quant_stats
 from .quant_config import QuantSettings
@@ -135,9 +135,7 @@ def _quantised_ops(settings: QuantSettings, ops: pd.DataFrame) -> pd.DataFrame:
         listed = set(settings.layers)
         chosen = names.isin(listed) | golden.map(lambda gs: bool(listed.intersection(gs)))
     else:
-        quantisable = set(load_catalog("int8_quantisable"))
-        chosen = pd.Series(text_mask(ops["op_type"], lambda types: types.str.lower().isin(quantisable)),
-                           index=ops.index)
+        chosen = lower_isin(ops["op_type"], set(load_catalog("int8_quantisable")))
     if settings.float_layers:
         kept = set(settings.float_layers)
         chosen &= ~(names.isin(kept) | golden.map(lambda gs: bool(kept.intersection(gs))))

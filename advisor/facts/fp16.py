@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..catalogs import load_catalog, op_type_of_name
-from .ops import lower_isin
+from ..ingest.table import lower_isin
 
 
 def mark_fp16_sensitive(ops: pd.DataFrame, examined: np.ndarray | None = None) -> None:

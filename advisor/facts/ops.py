@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalogs import load_catalog
-from ..ingest.table import coded_from, text_mask
+from ..ingest.table import coded_from, lower_isin, text_mask
 from .graph_join import MAX_LISTED
 
 # Op types that feed the network: their outputs (or the first op's inputs) are the network input.
@@ -264,13 +264,6 @@ def _cells_containing(cells: pd.Series, words: set[str]) -> np.ndarray:
     spans = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1  # each cell and its "\n"
     starts = np.cumsum(spans) - spans
     return np.unique(np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1)
-
-
-def lower_isin(values: pd.Series, names: Any) -> pd.Series:
-    """``values.fillna("").str.lower().isin(names)``, lower-casing each distinct value once."""
-    codes, distinct = pd.factorize(values)  # code -1: NA, which counts as ""
-    hits = np.append(pd.Series(distinct, dtype=object).str.lower().isin(names).to_numpy(dtype=bool), "" in names)
-    return pd.Series(hits[codes], index=values.index, name=values.name)
 
 
 def mark_inserted_normalization(ops: pd.DataFrame) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ingest.table import coded_from, text_mask
+from ..ingest.table import coded_from, lower_isin
 from .graph_join import GraphJoin, narrowing
 
 
@@ -53,7 +53,7 @@ def mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     narrowing_cast = np.zeros(n, dtype=bool)
     cast_from = np.full(n, None, dtype=object)
     cast_to = np.full(n, None, dtype=object)
-    casts = np.flatnonzero(text_mask(ops["op_type"], lambda types: types.str.lower() == "cast"))
+    casts = np.flatnonzero(lower_isin(ops["op_type"], {"cast"}).to_numpy(dtype=bool))
     in_dtype = ops["in_dtype"].astype(object).to_numpy()
     out_dtype = ops["out_dtype"].astype(object).to_numpy()
     for position in casts:

@@ -84,6 +84,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -248,6 +249,15 @@ def text_mask(column: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.n
         hits = test(pd.Series(column.cat.categories, copy=False)).fillna(False).to_numpy(dtype=bool)
         return np.append(hits, False)[column.cat.codes.to_numpy()]   # code -1 (NA) takes the False
     return test(column).fillna(False).to_numpy(dtype=bool)
+
+
+def lower_isin(values: pd.Series, names: Any) -> pd.Series:
+    """``values.fillna("").str.lower().isin(names)`` (a text column against lower-case names), each
+    distinct text of a coded column lower-cased once (``text_mask``)."""
+    hits = text_mask(values, lambda texts: texts.str.lower().isin(names))
+    if "" in names:   # NA counts as ""
+        hits = hits | values.isna().to_numpy(dtype=bool)
+    return pd.Series(hits, index=values.index, name=values.name)
 
 
 def row_at(frame: pd.DataFrame, position: int) -> pd.Series:

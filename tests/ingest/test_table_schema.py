@@ -6,7 +6,17 @@ import pandas as pd
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS
 
 from advisor.ingest import read_comparison
-from advisor.ingest.table import COLUMNS, check_schema, coded, coded_from, empty_frame, first_present, row_at, text_mask
+from advisor.ingest.table import (
+    COLUMNS,
+    check_schema,
+    coded,
+    coded_from,
+    empty_frame,
+    first_present,
+    lower_isin,
+    row_at,
+    text_mask,
+)
 
 MSPROBE_COLUMNS = {
     "direction": "string", "golden_shape": "category", "shape_mismatch": "boolean", "md5_match": "boolean",
@@ -96,3 +106,10 @@ def test_coded_from_keeps_its_texts_in_order_and_minus_one_as_na():
     column = pd.Series(coded_from([2, 0, -1, 1, 2], ["previous_op", "input_rows", "graph"]))
     assert list(column.cat.categories) == ["graph", "input_rows", "previous_op"]
     assert column.astype("string").tolist() == ["graph", "previous_op", pd.NA, "input_rows", "graph"]
+
+
+def test_lower_isin_lower_cases_each_text_and_counts_na_as_empty():
+    texts = pd.array(["Data", None, "CAST", "Relu"], dtype="string")
+    for column in (pd.Series(coded(texts)), pd.Series(texts)):
+        assert lower_isin(column, {"data", "cast"}).tolist() == [True, False, True, False]
+        assert lower_isin(column, {"", "relu"}).tolist() == [False, True, False, True]
