@@ -34,7 +34,8 @@ import pandas as pd
 
 from advisor.dtypes import normalise_dtype
 from advisor.ingest.extra_columns import FALSE_WORDS, TRUE_WORDS
-from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids_arrow, string_array
+from advisor.ingest.msaccucmp_columns import Parts
+from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids_arrow
 from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE, ColumnArray, Layout
 from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
 
@@ -44,15 +45,10 @@ from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, na
 # RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time.)
 BLOCK_BYTES = 1 << 20
 IN_FLIGHT = 2  # parsed blocks waiting for the worker
-# Text is joined JOIN_BLOCKS blocks at a time, so a text column has about as many chunks as with the
-# 16 MiB blocks the later stages were tuned on (~30 at 1M rows), not one per block: every later
-# Arrow operation on a column (comparisons, takes, factorize) makes a call per chunk.
-JOIN_BLOCKS = 16
 ENCODINGS = ("utf-8", "utf-8-sig")
 # No-value words every text and number column shares; ``*`` is NA too except in the two op-name
 # columns, where it marks a missing side (handled below).
 COMMON_NA = ["NaN", "nan", ""]
-SIDE_ROLES = ("op_name", "golden_ops")
 DTYPE_ROLES = ("npu_dtype", "golden_dtype")
 PLAIN_TEXT_ROLES = ("tensor_id", "npu_address", "golden_address", "shape", "compare_fail_reason")
 
@@ -70,7 +66,7 @@ def read_arrow(path: Path, encoding: str, layout: Layout) -> pd.DataFrame | None
     try:
         with open(path, "rb") as handle:
             counted = _LineCounter(handle)
-            parts = _Parts(path.stat().st_size)
+            parts = Parts(path.stat().st_size, BLOCK_BYTES)
             _convert_blocks(_batches(counted, layout), layout, parts)
         if not parts.rows or counted.lines() != parts.rows + 1:  # a quoted newline
             return None
@@ -81,7 +77,7 @@ def read_arrow(path: Path, encoding: str, layout: Layout) -> pd.DataFrame | None
         pa.default_memory_pool().release_unused()
 
 
-def _convert_blocks(batches: Any, layout: Layout, parts: _Parts) -> None:
+def _convert_blocks(batches: Any, layout: Layout, parts: Parts) -> None:
     """Each block converted by one worker thread while pyarrow parses the next (both release the
     GIL for their C++ work); at most IN_FLIGHT parsed blocks wait, so memory stays a few blocks."""
     pending: deque[Future[None]] = deque()
@@ -147,105 +143,7 @@ def _batches(source: Any, layout: Layout) -> Any:
             include_columns=wanted, null_values=COMMON_NA, strings_can_be_null=True))
 
 
-class _Parts:
-    """The final columns, block by block. Numbers go straight into arrays sized from the first
-    block (pages never written are never resident; a file longer than guessed grows them), so no
-    column is ever held twice; Arrow text is kept in chunks of JOIN_BLOCKS blocks."""
-
-    def __init__(self, file_bytes: int) -> None:
-        self.file_bytes = file_bytes
-        self.capacity = 0
-        self.rows = 0           # rows of the blocks given room so far
-        self.arrays: dict[str, np.ndarray] = {}
-        self.chunks: dict[str, list[Any]] = {}
-        self.maps: dict[str, dict[str, Any]] = {}  # distinct text -> mapped value, per column
-
-    def must_grow(self, rows: int) -> bool:
-        return bool(self.capacity) and self.rows + rows > self.capacity
-
-    def next_block(self, rows: int) -> int:
-        """Make room for a block of ``rows``; its first row."""
-        if not self.capacity:  # a block is BLOCK_BYTES of the file; guess a quarter more rows
-            self.capacity = rows + int(1.25 * rows * self.file_bytes / BLOCK_BYTES)
-        if self.rows + rows > self.capacity:
-            self.capacity = max(self.rows + rows, 2 * self.capacity)
-            for name, values in self.arrays.items():
-                grown = np.empty(self.capacity, dtype=values.dtype)
-                grown[:self.rows] = values[:self.rows]
-                self.arrays[name] = grown
-        start, self.rows = self.rows, self.rows + rows
-        return start
-
-    def add(self, name: str, piece: Any, start: int) -> None:
-        if isinstance(piece, np.ndarray):
-            if name not in self.arrays:
-                self.arrays[name] = np.empty(self.capacity, dtype=piece.dtype)
-            self.arrays[name][start:start + len(piece)] = piece
-        elif name in CODED_COLUMNS:  # texts that repeat: per block its distinct texts and codes into them
-            encoded = piece.dictionary_encode()
-            self.chunks.setdefault(name, [[], []])[0].append(
-                (encoded.dictionary, encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)))
-        else:
-            chunks = self.chunks.setdefault(name, [[], []])  # joined chunks, blocks not yet joined
-            chunks[1].append(piece)
-            if len(chunks[1]) == JOIN_BLOCKS:
-                chunks[0].append(_joined(chunks[1]))
-                chunks[1] = []
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.arrays or name in self.chunks
-
-    def numpy(self, name: str) -> np.ndarray:
-        return self.arrays.pop(name)[:self.rows]
-
-    def strings(self, name: str) -> pd.api.extensions.ExtensionArray:
-        import pyarrow as pa
-
-        joined, blocks = self.chunks.pop(name)
-        return string_array(pa.chunked_array([*joined, *blocks], type=pa.large_string()))
-
-    def categorical(self, name: str) -> pd.Categorical:
-        """A coded column from its blocks' distinct texts and codes. The blocks' texts are sorted
-        by Arrow, once for the file (the order ``coded`` gives every reader's texts; pandas would sort
-        and recode them through Python objects, about a second for the op names of a million rows):
-        equal neighbours are one text, so sorting also finds the distinct texts, faster than hashing
-        them (a text is in a block's texts once, but in several blocks' when its rows span blocks).
-        Each block's codes are then mapped through."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        blocks = self.chunks.pop(name)[0]
-        texts = pa.chunked_array([block_texts for block_texts, _ in blocks], type=pa.large_string()).combine_chunks()
-        order = pc.array_sort_indices(texts).to_numpy()
-        ordered = texts.take(order)
-        new = np.ones(len(ordered), dtype=bool)   # a sorted position that starts another distinct text
-        if len(ordered) > 1:
-            new[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False), dtype=bool)
-        code_type = np.int32 if len(ordered) < 2**31 - 1 else np.int64
-        code_of = np.empty(len(order), dtype=code_type)   # per block text, its code in the sorted distinct texts
-        code_of[order] = np.cumsum(new, dtype=code_type) - 1
-        codes = np.empty(sum(len(block_codes) for _, block_codes in blocks), dtype=code_type)
-        at = first = 0
-        for block_texts, block_codes in blocks:   # one more slot per block for its NA (code -1)
-            codes[at:at + len(block_codes)] = np.append(code_of[first:first + len(block_texts)], -1)[block_codes]
-            at, first = at + len(block_codes), first + len(block_texts)
-        # Each text is in the categories once: no check of that (pandas checks it with a hash table
-        # of Python strings, ~30 MiB for the op names of a million rows, kept with the categories).
-        distinct = ordered.filter(pa.array(new))
-        dtype = pd.CategoricalDtype._from_fastpath(pd.Index(string_array(distinct)), ordered=False)
-        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-
-    def booleans(self, name: str) -> pd.api.extensions.ExtensionArray:
-        return pd.arrays.BooleanArray(self.numpy(name), self.numpy(name + "/na"))
-
-
-def _joined(blocks: list[Any]) -> Any:
-    import pyarrow as pa
-
-    return pa.chunked_array(blocks, type=pa.large_string()).combine_chunks()
-
-
-def _convert_numbers(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
+def _convert_numbers(batch: Any, layout: Layout, parts: Parts, start: int) -> None:
     """One block's number columns -> their rows of the final arrays (nulls become NaN). Done by the
     thread that parses, which waits on the worker otherwise: the rest of the block (_convert) is
     the longer half."""
@@ -255,7 +153,7 @@ def _convert_numbers(batch: Any, layout: Layout, parts: _Parts, start: int) -> N
             parts.add(role, batch.column(role).to_numpy(zero_copy_only=False), start)
 
 
-def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
+def _convert(batch: Any, layout: Layout, parts: Parts, start: int) -> None:
     """One block's cells but its numbers (_convert_numbers) -> its pieces of the final columns
     (rows from ``start`` on)."""
     import pyarrow as pa
@@ -278,21 +176,20 @@ def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
     text["tensor_id"] = _star_is_na(text["tensor_id"])
     if "op_index" in names and _has_blank_row(batch.column("op_index"), text):
         raise _GiveWay  # the exact read drops such rows and keeps the others' lines
-    op_name, golden = text["op_name"], text["golden_ops"]
-    golden_only, npu_only = _equals(op_name, "*"), _equals(golden, "*")
+    op_name, golden_only = _coded(text["op_name"])
+    golden, npu_only = _coded(text["golden_ops"])
     add("golden_only", golden_only)
     add("npu_only", npu_only)
-    add("op_name", _mask(op_name, golden_only))
-    add("golden_ops", _mask(golden, npu_only))
-    op_type = _star_is_na(text["op_type"])
+    add("op_name", op_name)
+    add("golden_ops", golden)
+    op_type, _ = _coded(text["op_type"])
     add("op_type", op_type)
     # Only a row without an op type can be the Node_Output row.
-    add("is_network_output", _bools(pc.and_(pc.is_null(op_type), pc.fill_null(pc.equal(op_name, "Node_Output"), False)))
-        if op_type.null_count else np.zeros(rows, dtype=bool))
+    add("is_network_output", (op_type[1] == -1) & _is_text(op_name, "Node_Output"))
     for role in DTYPE_ROLES:
         if role in names:
-            add(role, _distinct_map(_star_is_na(batch.column(role)), normalise_dtype, pa.large_string(),
-                                          parts.maps.setdefault(role, {})))
+            texts, codes = _coded(batch.column(role))[0]  # two names may give one dtype: categorical() merges them
+            add(role, (_answers(texts, normalise_dtype, pa.large_string(), parts.maps.setdefault(role, {})), codes))
     for role in FLAG_ROLES:
         if role in names:
             flags = _distinct_map(batch.column(role), _yes_no_word, pa.bool_(), parts.maps.setdefault(role, {}))
@@ -300,16 +197,16 @@ def _convert(batch: Any, layout: Layout, parts: _Parts, start: int) -> None:
             add(role + "/na", _bools(pc.is_null(flags)))
     if "tensor_id" in names:
         io, slot, no_slot = split_tensor_ids_arrow(text["tensor_id"])
-        add("io", io)
+        add("io", _coded(io)[0])
         add("slot", slot)
         add("slot/na", no_slot)
         add("tensor_id", text["tensor_id"])
     for role in (*PLAIN_TEXT_ROLES, *layout.user_roles):
         if role in names and role != "tensor_id":
-            add(role, _star_is_na(batch.column(role)))
+            add(role, _coded(batch.column(role))[0] if role in CODED_COLUMNS else _star_is_na(batch.column(role)))
 
 
-def _frame(parts: _Parts, rows: int, layout: Layout, path: Path) -> pd.DataFrame:
+def _frame(parts: Parts, rows: int, layout: Layout, path: Path) -> pd.DataFrame:
     lines = np.arange(2, rows + 2, dtype=np.int64)
     columns: dict[str, ColumnArray] = {}
     for role in INTEGER_ROLES:
@@ -332,6 +229,36 @@ def _frame(parts: _Parts, rows: int, layout: Layout, path: Path) -> pd.DataFrame
     absent = na_columns([name for name in layout.columns if name not in columns], rows)
     return pd.DataFrame({name: columns[name] if name in columns else absent[name] for name in layout.columns},
                         copy=False)
+
+
+def _coded(values: Any) -> tuple[tuple[Any, np.ndarray], np.ndarray]:
+    """A block of a text column as (its distinct texts, per row a code into them, -1 for NA),
+    ``*`` as NA; and the rows that held ``*``. ``*`` is looked for among the distinct texts, not
+    in every row, and is not one of the texts kept (a category no row has would be a category
+    all the same)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = values.dictionary_encode()
+    texts = encoded.dictionary
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    star = pc.index(texts, "*").as_py()
+    if star < 0:
+        return (texts, codes), np.zeros(len(codes), dtype=bool)
+    stars = codes == star
+    recode = np.arange(-1, len(texts), dtype=codes.dtype)  # per code + 1 (NA first): its new code
+    recode[star + 1:] -= 1
+    recode[star + 1] = -1
+    return (pa.concat_arrays([texts[:star], texts[star + 1:]]), recode[codes + 1]), stars
+
+
+def _is_text(coded: tuple[Any, np.ndarray], text: str) -> np.ndarray:
+    """The rows of a coded block (_coded) that hold ``text``."""
+    import pyarrow.compute as pc
+
+    texts, codes = coded
+    at = pc.index(texts, text).as_py()
+    return codes == at if at >= 0 else np.zeros(len(codes), dtype=bool)
 
 
 def _bools(values: Any) -> np.ndarray:
@@ -372,18 +299,23 @@ def _has_blank_row(index: Any, text: dict[str, Any]) -> bool:
 
 
 def _distinct_map(values: Any, function: Callable[[str], Any], result_type: Any, known: dict[str, Any]) -> Any:
-    """``function`` applied once per distinct value (a column of dtypes or YES/NO holds a handful;
-    ``known`` keeps the answers from block to block), then spread to every row by Arrow; NA stays NA."""
-    import pyarrow as pa
+    """``function`` applied once per distinct value (a column of YES/NO holds a handful; ``known``
+    keeps the answers from block to block), then spread to every row by Arrow; NA stays NA."""
     import pyarrow.compute as pc
 
     encoded = values.dictionary_encode()
-    distinct = encoded.dictionary.to_pylist()
-    for value in distinct:
+    return pc.take(_answers(encoded.dictionary, function, result_type, known), encoded.indices)
+
+
+def _answers(distinct: Any, function: Callable[[str], Any], result_type: Any, known: dict[str, Any]) -> Any:
+    """``function`` of each of the ``distinct`` texts, asked once per text and file (``known``)."""
+    import pyarrow as pa
+
+    values = distinct.to_pylist()
+    for value in values:
         if value not in known:
             known[value] = function(value)
-    mapped = pa.array([known[v] for v in distinct], type=result_type)
-    return pc.take(mapped, encoded.indices)
+    return pa.array([known[value] for value in values], type=result_type)
 
 
 def _yes_no_word(text: str) -> bool | None:

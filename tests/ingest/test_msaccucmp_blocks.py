@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS, MINIMAL_HEADER
 
-from advisor.ingest import msaccucmp, msaccucmp_arrow, read_comparison
+from advisor.ingest import msaccucmp, msaccucmp_arrow, msaccucmp_columns, read_comparison
 
 
 @pytest.fixture
 def small_blocks(monkeypatch):
     monkeypatch.setattr(msaccucmp_arrow, "BLOCK_BYTES", 2048)
-    monkeypatch.setattr(msaccucmp_arrow, "JOIN_BLOCKS", 3)
+    monkeypatch.setattr(msaccucmp_columns, "JOIN_BLOCKS", 3)
 
 
 def _reads(path, monkeypatch):

@@ -81,7 +81,33 @@ def test_fast_standard_deviation_split_agrees_with_the_exact_one():
         np.testing.assert_array_equal(fast[name], exact[name])
 
 
-@pytest.mark.parametrize("bad", ["(0.1;0.2)", "(0.1;0.2),(0.3)", "(1;2;3),(4;5)", "garbage"])
+def test_standard_deviation_as_msaccucmp_writes_it_is_split_without_the_regex(monkeypatch):
+    values = pd.Series(["(0.1;0.2),(0.3;0.4)", None, "(NaN;inf),(-inf;1e-7)", "(-1.5;0),(2;3.25)"], dtype=object)
+    lines = np.arange(2, 2 + len(values))
+    exact = msaccucmp_fields._split_std_exact(values, lines, "result.csv", "StandardDeviation")
+    import pyarrow.compute as pc
+
+    monkeypatch.setattr(pc, "extract_regex", None)  # the plain split alone must take these cells
+    fast = msaccucmp_fields._split_std_fast(values)
+    assert fast is not None
+    for name in exact:
+        np.testing.assert_array_equal(fast[name], exact[name])
+
+
+@pytest.mark.parametrize("cell", ["(1;2),(;4)", "(1;2),(3;*)", "(1;2),(3; 4)", "(1;2) ,(3;4)"])
+def test_cells_the_plain_split_refuses_are_still_read_as_the_exact_path_reads_them(cell):
+    values = pd.Series(["(0.1;0.2),(0.3;0.4)", cell], dtype=object)
+    assert msaccucmp_fields._split_std_plain(msaccucmp_fields.arrow_strings(values)) is None
+    exact = msaccucmp_fields._split_std_exact(values, np.array([2, 3]), "result.csv", "StandardDeviation")
+    fast = msaccucmp_fields._split_std_fast(values)
+    if fast is not None:  # or the exact path decides
+        for name in exact:
+            np.testing.assert_array_equal(fast[name], exact[name])
+
+
+@pytest.mark.parametrize("bad", ["(0.1;0.2)", "(0.1;0.2),(0.3)", "(1;2;3),(4;5)", "garbage",
+                                 "(1;2;3),(4)", "(1),(2;3;4)", "((1;2),(3;4))", "(1;2)),((3;4)",
+                                 "(1;2),(3;4);", "(1;2),(3;4),(5;6)", "(1;2)(3;4)"])
 def test_malformed_standard_deviation_is_not_taken_by_the_fast_path(bad):
     values = pd.Series(["(0.1;0.2),(0.3;0.4)", bad], dtype=object)
     assert msaccucmp_fields._split_std_fast(values) is None

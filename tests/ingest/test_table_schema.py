@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pandas as pd
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS
 
@@ -82,6 +85,26 @@ def test_op_names_golden_ops_and_op_types_are_coded_in_order_from_the_fast_read(
             {"op_name": "NPUDump", "golden_ops": "GroundTruth", "op_type": "OpType"}[column]]
         assert [None if pd.isna(v) else v for v in table.frame[column]] == \
                [None if v in ("*", "NaN", "") else v for v in written]
+
+
+def test_a_star_in_any_coded_column_is_na_and_never_a_category(write_result):
+    # msaccucmp writes * for "no such value" in any column, and * must not linger as a category.
+    def edited(row: str, cells: dict[int, str]) -> str:
+        out = io.StringIO()
+        written = next(csv.reader([row]))
+        csv.writer(out, lineterminator="").writerow([cells.get(i, cell) for i, cell in enumerate(written)])
+        return out.getvalue()
+
+    # OpType, the two DataTypes and Shape starred; then DT_FLOAT written as float32 beside DT_FLOAT,
+    # two names of one dtype in one block: one category
+    rows = [FULL_ROWS[2], edited(FULL_ROWS[2], dict.fromkeys((1, 3, 6, 8), "*")),
+            edited(FULL_ROWS[2], {6: "float32"}), *FULL_ROWS]
+    frame = read_comparison(write_result(FULL_HEADER, rows)).frame
+    for column in ("op_type", "npu_dtype", "golden_dtype", "shape", "op_name", "golden_ops"):
+        assert "*" not in set(frame[column].cat.categories), column
+        assert sorted(set(frame[column].dropna().astype(str))) == list(frame[column].cat.categories), column
+    assert frame.loc[frame.index[1], ["op_type", "npu_dtype", "golden_dtype", "shape"]].isna().all()
+    assert frame["op_type"].iloc[0] == "Conv2D" and frame["npu_dtype"].iloc[0] == "float16"
 
 
 def test_text_mask_answers_as_pandas_does_on_coded_and_plain_text_with_na_false():
