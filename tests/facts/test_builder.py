@@ -60,6 +60,20 @@ def test_error_enters_where_inputs_agree_and_outputs_do_not(tmp_path):
     assert facts.network["deviating_ops"] == 2 and facts.network["entry_points"] == 1
 
 
+def test_ops_listed_out_of_index_order_aggregate_as_when_listed_in_order(tmp_path):
+    # msaccucmp lists ops in index order; a merged or hand-sorted file may not. The op of each row
+    # is found by its index either way, and its rows stay together.
+    ops = CHAIN[1:-1]
+    shuffled = [ops[4], ops[5], ops[0], ops[2], ops[1], ops[3]]   # Relu_3, then Conv_1 and BN_2 interleaved
+    (tmp_path / "in_order").mkdir()
+    (tmp_path / "out_of_order").mkdir()
+    in_order = facts_for(tmp_path / "in_order", [CHAIN[0], *ops, CHAIN[-1]]).ops
+    out_of_order = facts_for(tmp_path / "out_of_order", [CHAIN[0], *shuffled, CHAIN[-1]]).ops
+    assert list(out_of_order.index) == list(in_order.index) == [0, 1, 2, 3]
+    columns = ["op", "tensors", "in_cosine", "out_cosine", "in_rows", "out_rows", "out_deviates"]
+    pd.testing.assert_frame_equal(out_of_order[columns], in_order[columns])
+
+
 def test_network_output_is_the_node_output_row_not_the_last_op(tmp_path):
     rows = CHAIN[:-1] + [row(4, "NaN", "Node_Output", "output", 0.9995, 0.002, golden="out.npy")]
     net = facts_for(tmp_path, rows).network
