@@ -6,11 +6,11 @@ thresholds a pack is checked against, and every file of the pack (relative name 
 edited file, a new provider field or another advisor is a different key, never a stale hit. Two layers:
 
 * in the process, for the jobs of a batch, the tests, and every command that loads packs twice;
-* on disk, under the user's cache folder (``$ADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/advisor``,
-  else ``~/.cache/advisor``), for the next ``advisor run``. Written atomically (a temporary file
-  renamed into place); an unreadable or foreign entry is ignored and rewritten, and a folder that
-  cannot be written is skipped silently: the cache only ever saves time. ``ADVISOR_CACHE_DIR=off``
-  turns the disk layer off.
+* on disk, in the user's cache folder (``packs`` of ``resources.cache_dir``: under
+  ``$ADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/advisor``, else ``~/.cache/advisor``), for the next
+  ``advisor run``. Written atomically (a temporary file renamed into place); an unreadable or
+  foreign entry is ignored and rewritten, and a folder that cannot be written is skipped silently:
+  the cache only ever saves time. ``ADVISOR_CACHE_DIR=off`` turns the disk layer off.
 
 Cached packs are shared: nothing may change a loaded pack (``select_rules`` copies the rules it re-rates).
 """
@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import __version__, resources
 from ..advice import builtin_kinds
 from ..resources import data_dir
 
@@ -37,11 +37,7 @@ MAX_MEMORY = 64
 
 def cache_dir() -> Path | None:
     """The on-disk cache folder, or None when turned off."""
-    chosen = os.environ.get("ADVISOR_CACHE_DIR")
-    if chosen is not None:
-        return None if chosen.strip().lower() in ("", "off", "0", "none") else Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "advisor" / "packs"
+    return resources.cache_dir("packs")
 
 
 def content_key(path: Path, schema_digest: str) -> str:

@@ -11,13 +11,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from ..errors import UsageError
-from ..resources import data_dir
+from ..resources import cache_dir, data_dir
 from ..text import oneline
 from .graph_svg import render_graph_svg
 from .markdown import md_code, md_fence, md_text
 from .model import ReportView
 from .payload import render_json
 from .plot import render_svg
+from .template_cache import CompiledTemplates
 from .text import fmt_value, html_text, ref_link
 
 
@@ -31,7 +32,8 @@ class Reporter(Protocol):
 
 @cache
 def environment(folder: Path) -> Environment:
-    """Templates of ``folder``; HTML ones (``*.html.j2``) autoescape, Markdown and txt do not."""
+    """Templates of ``folder``; HTML ones (``*.html.j2``) autoescape, Markdown and txt do not. Their
+    compiled code is kept in advisor's cache folder (template_cache.py)."""
     env = Environment(
         loader=FileSystemLoader(folder),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "svg"), default=False,
@@ -43,6 +45,9 @@ def environment(folder: Path) -> Environment:
     )
     env.filters.update(html_text=html_text, ref_link=ref_link, md_code=md_code, md_text=md_text,
                        md_fence=md_fence, oneline=oneline, value=fmt_value)
+    compiled = cache_dir("templates")
+    if compiled is not None:
+        env.bytecode_cache = CompiledTemplates(compiled, env)
     return env
 
 

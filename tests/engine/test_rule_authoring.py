@@ -145,12 +145,12 @@ def test_a_broken_or_foreign_cache_entry_is_parsed_again(tmp_path, monkeypatch):
     packcache.clear_memory()
     pack = make_pack(tmp_path)
     load_pack(pack)
-    [entry] = (tmp_path / "cache").glob("*.pickle")
+    [entry] = (tmp_path / "cache" / "packs").glob("*.pickle")
     for damaged in (b"not a pickle", pickle.dumps(("another key", (None, [])))):
         entry.write_bytes(damaged)
         packcache.clear_memory()
         assert [r.id for r in load_pack(pack).rules] == ["pow-in-fp16"]
-    assert not list((tmp_path / "cache").glob("*.tmp"))
+    assert not list((tmp_path / "cache" / "packs").glob("*.tmp"))
 
 
 def test_an_unwritable_cache_folder_only_costs_the_saving(tmp_path, monkeypatch):
