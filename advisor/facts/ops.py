@@ -58,6 +58,8 @@ class Groups:
         if not len(self.starts):
             return np.zeros(0, dtype=float)
         taken = present[self._take]
+        if not taken.any():   # a column no row has (a training direction in an inference comparison)
+            return np.full(len(self.starts), np.nan)
         if taken.all():   # a value on every row (an op's name, its type): each group's first row
             ordinal, found = self.starts, np.ones(len(self.starts), dtype=bool)
         else:

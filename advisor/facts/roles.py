@@ -130,8 +130,9 @@ def _counter_ops(frame: pd.DataFrame, catalog: RoleCatalog) -> np.ndarray:
     if not catalog.counter_apis:
         return np.zeros(len(frame), dtype=bool)
     first_input = ((frame["io"] == "input") & (frame["slot"] == 0)).fillna(False).to_numpy(dtype=bool)
-    candidate = (first_input & frame["op_type"].isin(catalog.counter_apis).fillna(False).to_numpy(dtype=bool)
-                 & _present_in(frame["npu_dtype"], frame["golden_dtype"], catalog.counter_dtypes))
+    candidate = first_input & frame["op_type"].isin(catalog.counter_apis).fillna(False).to_numpy(dtype=bool)
+    if candidate.any():   # the dtypes only when some op is a counter API (none in an inference comparison)
+        candidate &= _present_in(frame["npu_dtype"], frame["golden_dtype"], catalog.counter_dtypes)
     if not candidate.any():
         return np.zeros(len(frame), dtype=bool)
     codes, shapes = first_present(frame["shape"], frame["golden_shape"])

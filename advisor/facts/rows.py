@@ -89,8 +89,7 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
 
 def first_seen(codes: np.ndarray, names: pd.Index, mask: np.ndarray) -> pd.Series:
     """The distinct names of the ``mask`` rows, in the order they first appear (``Series.unique``)."""
-    present, first = np.unique(codes[mask], return_index=True)
-    order = present[np.argsort(first)]
+    order = pd.unique(codes[mask])   # in order of appearance, by hashing small integers (np.unique sorts)
     return pd.Series(names.take(order[order >= 0]))
 
 
@@ -100,8 +99,7 @@ def dtype_counts(rows: pd.DataFrame, mask: np.ndarray) -> pd.Series:
     stored = rows["stored_dtype"].array
     known = stored.codes[mask]
     known = known[known >= 0]
-    present, first = np.unique(known, return_index=True)
-    order = present[np.argsort(first)]
+    order = pd.unique(known)
     counts = pd.Series(np.bincount(known, minlength=len(stored.categories))[order],
                        index=stored.categories.take(order))
     return counts.sort_values(ascending=False, kind="stable")

@@ -233,11 +233,13 @@ def first_present(first: pd.Series, second: pd.Series) -> tuple[np.ndarray, pd.I
     second_map = np.append(texts.get_indexer(second.cat.categories), -1)
     merged = first_map[first.cat.codes.to_numpy()]
     merged = np.where(merged >= 0, merged, second_map[second.cat.codes.to_numpy()])
-    codes, order = pd.factorize(merged)
-    known = order >= 0
-    renumber = np.full(len(order) + 1, -1, dtype=np.int64)
-    renumber[:-1][known] = np.arange(int(known.sum()))
-    return renumber[codes], pd.Index(texts.take(order[known]), dtype="string")
+    # The codes in the order they first appear (pd.unique hashes small integers: a fifth of the
+    # time of factorize, which also codes every row), then each renumbered by that order.
+    order = pd.unique(merged)
+    known = order[order >= 0]
+    renumber = np.full(len(texts) + 1, -1, dtype=np.int64)   # per merged code (-1: the last slot)
+    renumber[known] = np.arange(len(known))
+    return renumber[merged], pd.Index(texts.take(known), dtype="string")
 
 
 def text_mask(column: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:
