@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stages = Stages()
     if not args.default_malloc:
-        from advisor.cli import _release_freed_memory
-        _release_freed_memory()   # as advisor's command line does
+        from advisor.memory import release_freed_memory
+        release_freed_memory()   # as advisor's command line does
     with stages.stage("imports"):
         from advisor import pipeline
         from advisor.facts import builder

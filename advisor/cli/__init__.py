@@ -15,6 +15,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AdvisorError
+from ..memory import release_freed_memory
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -40,38 +41,6 @@ def command_help(name: str) -> str:
 
 def command_module(name: str) -> ModuleType:
     return importlib.import_module(f".{COMMANDS[name][0]}", __name__)
-
-
-# glibc's mallopt(M_MMAP_THRESHOLD): blocks from this size up are mapped on their own and unmapped
-# when freed. By default glibc raises the threshold each time such a block is freed (up to 32 MiB),
-# so the many short-lived column arrays of a million-row analysis (8 MiB for 1M numbers) then come
-# from the heap and stay resident after they are freed: ~70 MiB more peak on 1M rows
-# (benchmarks/stages_1m.py). Smaller blocks stay on the heap, where reusing them costs no page faults.
-_M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD_BYTES = 4 * 2**20
-
-
-def _release_freed_memory() -> None:
-    """Fix glibc's threshold so that freed column arrays go back to the system (Linux; elsewhere, or
-    with another C library, nothing changes), and let Arrow's buffers come from the same allocator:
-    Arrow's default pool (mimalloc in pyarrow's wheels) keeps what it frees, ~70 MiB more peak on
-    1M rows than the system pool at the same speed (benchmarks/run_1m.py, measured with
-    ARROW_DEFAULT_MEMORY_POOL=mimalloc|system|jemalloc: 873-889 / 801-808 / 793-829 MiB). numpy's
-    huge pages are turned off the same way (NUMPY_MADVISE_HUGEPAGE=0, read when numpy is imported):
-    with the kernel's transparent huge pages on request, a column array is then resident in 2 MiB
-    steps, ~12 MiB more peak on 1M rows (611-619 against 622-630 MiB in five pairs of runs, at the
-    same speed). Set before numpy and pyarrow are imported (the command's module imports pandas); a
-    user's own setting wins."""
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
-    except (OSError, AttributeError):
-        pass
 
 
 def _freeze_imported_objects() -> None:
@@ -112,7 +81,7 @@ def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> 
     ``advisor`` program), so what its imports made can be frozen (_freeze_imported_objects); a
     caller that goes on (tests, a Python session) keeps its collector as it was."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    _release_freed_memory()
+    release_freed_memory()
     args = build_parser(argv).parse_args(argv)
     if freeze_imports:
         _freeze_imported_objects()

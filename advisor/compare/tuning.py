@@ -24,6 +24,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..memory import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
+
 _SETTERS = ("openblas_set_num_threads", "openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "scipy_openblas_set_num_threads64_")
 _GETTERS = tuple(name.replace("set_num", "get_num") for name in _SETTERS)
@@ -65,18 +67,12 @@ def set_blas_threads(count: int) -> list[int]:
     return previous
 
 
-# mallopt parameters (glibc malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _KEEP_BYTES = 1 << 30
 
 
 def keep_freed_memory() -> bool:
     """Let malloc reuse freed blocks up to 1 GiB instead of unmapping them (glibc only)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES // 2) and libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
-    except (OSError, AttributeError):
-        return False
+    return mallopt(M_MMAP_THRESHOLD, _KEEP_BYTES // 2) and mallopt(M_TRIM_THRESHOLD, _KEEP_BYTES)
 
 
 def start_worker() -> None:

@@ -38,12 +38,17 @@ from advisor.ingest.msaccucmp_columns import Parts
 from advisor.ingest.msaccucmp_fields import _split_std_fast, integers, split_tensor_ids_arrow
 from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE, ColumnArray, Layout
 from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
+from advisor.memory import give_back_free_heap
 
 # Bytes of the file per block. Small on purpose: pyarrow's streaming reader parses one block at a
 # time, and a block's parse buffers and raw text are all that is alive beside the final columns
-# (1 MiB: ~3,000 rows. Parsing the 1M-row benchmark file and dropping each block peaked at ~560 MiB
-# RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time.)
-BLOCK_BYTES = 1 << 20
+# (2 MiB: ~6,000 rows. Parsing the 1M-row benchmark file and dropping each block peaked at ~560 MiB
+# RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time.) Not smaller: each
+# block costs ~40 Arrow calls on the worker, which sets the pace; the whole read of that file took
+# 1.55-1.72 s with 1 MiB blocks, 1.27-1.40 s with 2 MiB. What the blocks leave free inside the heaps
+# is given back once they are read (memory.give_back_free_heap): without it the 2 MiB blocks held
+# ~100 MiB more RSS into the rest of the run (`advisor run` peak 573-624 MiB, with it 579).
+BLOCK_BYTES = 2 << 20
 IN_FLIGHT = 2  # parsed blocks waiting for the worker
 ENCODINGS = ("utf-8", "utf-8-sig")
 # No-value words every text and number column shares; ``*`` is NA too except in the two op-name
@@ -68,6 +73,7 @@ def read_arrow(path: Path, encoding: str, layout: Layout) -> pd.DataFrame | None
             counted = _LineCounter(handle)
             parts = Parts(path.stat().st_size, BLOCK_BYTES)
             _convert_blocks(_batches(counted, layout), layout, parts)
+        give_back_free_heap()
         if not parts.rows or counted.lines() != parts.rows + 1:  # a quoted newline
             return None
         return _frame(parts, parts.rows, layout, path)

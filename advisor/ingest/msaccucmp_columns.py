@@ -53,7 +53,9 @@ class Parts:
                 self.arrays[name] = np.empty(self.capacity, dtype=piece.dtype)
             self.arrays[name][start:start + len(piece)] = piece
         elif isinstance(piece, tuple):  # a coded column's block (_coded): its distinct texts, codes into them
-            self.chunks.setdefault(name, [[], []])[0].append(piece)
+            texts, codes = piece
+            self.chunks.setdefault(name, [[], []])[0].append((texts, start))
+            self.add(name + "/codes", codes, start)   # into one array: no small array per block kept
         else:
             chunks = self.chunks.setdefault(name, [[], []])  # joined chunks, blocks not yet joined
             chunks[1].append(piece)
@@ -84,7 +86,7 @@ class Parts:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        blocks = self.chunks.pop(name)[0]
+        blocks = self.chunks.pop(name)[0]   # (texts, first row) per block, in row order
         texts = pa.chunked_array([block_texts for block_texts, _ in blocks], type=pa.large_string()).combine_chunks()
         order = pc.array_sort_indices(texts).to_numpy()
         ordered = texts.take(order)
@@ -94,11 +96,12 @@ class Parts:
         code_type = np.int32 if len(ordered) < 2**31 - 1 else np.int64
         code_of = np.empty(len(order), dtype=code_type)   # per block text, its code in the sorted distinct texts
         code_of[order] = np.cumsum(new, dtype=code_type) - 1
-        codes = np.empty(sum(len(block_codes) for _, block_codes in blocks), dtype=code_type)
-        at = first = 0
-        for block_texts, block_codes in blocks:   # one more slot per block for its NA (code -1)
-            codes[at:at + len(block_codes)] = np.append(code_of[first:first + len(block_texts)], -1)[block_codes]
-            at, first = at + len(block_codes), first + len(block_texts)
+        codes = self.numpy(name + "/codes").astype(code_type, copy=False)   # per row, into its block's texts
+        ends = [start for _, start in blocks[1:]] + [len(codes)]
+        first = 0
+        for (block_texts, start), end in zip(blocks, ends, strict=True):   # one more slot for NA (code -1)
+            codes[start:end] = np.append(code_of[first:first + len(block_texts)], -1)[codes[start:end]]
+            first += len(block_texts)
         # Each text is in the categories once: no check of that (pandas checks it with a hash table
         # of Python strings, ~30 MiB for the op names of a million rows, kept with the categories).
         distinct = ordered.filter(pa.array(new))
