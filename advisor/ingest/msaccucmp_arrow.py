@@ -40,10 +40,10 @@ from advisor.ingest.msaccucmp_layout import FLAG_ROLES, INTEGER_ROLES, STD_ROLE,
 from advisor.ingest.table import CODED_COLUMNS, METRIC_COLUMNS, STAT_COLUMNS, na_array, na_columns
 from advisor.memory import give_back_free_heap
 
-# Bytes of the file per block. Small on purpose: pyarrow's streaming reader parses one block at a
-# time, and a block's parse buffers and raw text are all that is alive beside the final columns
-# (2 MiB: ~6,000 rows. Parsing the 1M-row benchmark file and dropping each block peaked at ~560 MiB
-# RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time.) Not smaller: each
+# Bytes of the file per block (2 MiB: ~6,000 rows). Small on purpose: pyarrow's streaming reader
+# parses one block at a time, and a block's parse buffers and raw text are all that is alive beside
+# the final columns (parsing the 1M-row benchmark file and dropping each block peaked at ~560 MiB
+# RSS with 16 MiB blocks, ~220 MiB with 1 MiB ones, in about the same time). Not smaller: each
 # block costs ~40 Arrow calls on the worker, which sets the pace; the whole read of that file took
 # 1.55-1.72 s with 1 MiB blocks, 1.27-1.40 s with 2 MiB. What the blocks leave free inside the heaps
 # is given back once they are read (memory.give_back_free_heap): without it the 2 MiB blocks held

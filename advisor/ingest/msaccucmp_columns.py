@@ -11,16 +11,16 @@ import pandas as pd
 
 from advisor.ingest.msaccucmp_fields import string_array
 
-# Text is joined JOIN_BLOCKS blocks at a time, so a text column has about as many chunks as with the
-# 16 MiB blocks the later stages were tuned on (~30 at 1M rows), not one per block: every later
+# Text is joined JOIN_BYTES of the file at a time, so a text column has about as many chunks as with
+# the 16 MiB blocks the later stages were tuned on (~20 at 1M rows), not one per block: every later
 # Arrow operation on a column (comparisons, takes, factorize) makes a call per chunk.
-JOIN_BLOCKS = 16
+JOIN_BYTES = 16 << 20
 
 
 class Parts:
     """The final columns, block by block. Numbers go straight into arrays sized from the first
     block (pages never written are never resident; a file longer than guessed grows them), so no
-    column is ever held twice; Arrow text is kept in chunks of JOIN_BLOCKS blocks."""
+    column is ever held twice; Arrow text is kept in chunks of JOIN_BYTES of the file."""
 
     def __init__(self, file_bytes: int, block_bytes: int) -> None:
         self.file_bytes = file_bytes
@@ -59,7 +59,7 @@ class Parts:
         else:
             chunks = self.chunks.setdefault(name, [[], []])  # joined chunks, blocks not yet joined
             chunks[1].append(piece)
-            if len(chunks[1]) == JOIN_BLOCKS:
+            if len(chunks[1]) * self.block_bytes >= JOIN_BYTES:
                 chunks[0].append(_joined(chunks[1]))
                 chunks[1] = []
 

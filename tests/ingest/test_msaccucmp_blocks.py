@@ -17,7 +17,7 @@ from advisor.ingest import msaccucmp, msaccucmp_arrow, msaccucmp_columns, read_c
 @pytest.fixture
 def small_blocks(monkeypatch):
     monkeypatch.setattr(msaccucmp_arrow, "BLOCK_BYTES", 2048)
-    monkeypatch.setattr(msaccucmp_columns, "JOIN_BLOCKS", 3)
+    monkeypatch.setattr(msaccucmp_columns, "JOIN_BYTES", 3 * 2048)
 
 
 def _reads(path, monkeypatch):
