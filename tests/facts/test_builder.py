@@ -74,6 +74,17 @@ def test_ops_listed_out_of_index_order_aggregate_as_when_listed_in_order(tmp_pat
     pd.testing.assert_frame_equal(out_of_order[columns], in_order[columns])
 
 
+@pytest.mark.parametrize("written", ["NaN", "0.1"])
+def test_a_row_with_one_side_is_not_judged_whatever_metric_it_carries(tmp_path, written):
+    # msaccucmp writes NaN metrics on a row whose other side is missing (GroundTruth *); a tool
+    # that writes a number there must not make the op deviate either.
+    rows = CHAIN[:-1] + [row(5, "Cast", "trans_Cast_5", "output", written, written, golden="*"), CHAIN[-1]]
+    ops = facts_for(tmp_path, rows).ops
+    cast = ops.loc[5]
+    assert not cast["out_deviates"] and pd.isna(cast["out_cosine"]) and pd.isna(cast["out_red"])
+    assert ops.loc[2, "out_deviates"]   # BN_2 still does
+
+
 def test_network_output_is_the_node_output_row_not_the_last_op(tmp_path):
     rows = CHAIN[:-1] + [row(4, "NaN", "Node_Output", "output", 0.9995, 0.002, golden="out.npy")]
     net = facts_for(tmp_path, rows).network
