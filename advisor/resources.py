@@ -31,5 +31,10 @@ def cache_dir(kind: str) -> Path | None:
     chosen = os.environ.get("ADVISOR_CACHE_DIR")
     if chosen is not None:
         return None if chosen.strip().lower() in ("", "off", "0", "none") else Path(chosen) / kind
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:   # no home folder to be found (a container's user without one): no cache
+            return None
     return Path(base) / "advisor" / kind

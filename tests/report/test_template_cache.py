@@ -77,3 +77,16 @@ def test_an_unusable_cache_folder_or_none_only_costs_the_saving(templates, tmp_p
     monkeypatch.setenv("ADVISOR_CACHE_DIR", "off")
     env = fresh(templates)
     assert env.bytecode_cache is None and env.get_template("page.md.j2").render(text="x") == "x\n"
+
+
+def test_without_a_home_folder_there_is_no_cache_and_the_report_still_renders(templates, monkeypatch):
+    from pathlib import Path
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    for name in ("ADVISOR_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    env = fresh(templates)
+    assert env.bytecode_cache is None and env.get_template("page.md.j2").render(text="x") == "x\n"
