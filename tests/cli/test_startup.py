@@ -49,6 +49,16 @@ def test_help_still_lists_every_command(capsys):
         assert name in out and text.split()[0] in out
 
 
+def probe(code: str, variable: str | None = None, setting: str | None = None) -> str:
+    """The last line ``code`` prints in a fresh interpreter, with the environment ``variable`` unset,
+    or set to ``setting``."""
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    if variable and setting:
+        env[variable] = setting
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env=env).stdout.splitlines()[-1]
+
+
 POOL_PROBE = """
 from advisor.cli import main
 main(["rules", "fields", "network"])
@@ -61,11 +71,7 @@ print("POOL", pyarrow.default_memory_pool().backend_name)
 def test_arrow_buffers_come_from_the_system_allocator_unless_the_user_chose_one(setting, expected):
     """A million-row read frees column buffers all the time: Arrow's own pool keeps them (peak memory),
     the system allocator, which advisor tunes to return big blocks, does not."""
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    if setting:
-        env["ARROW_DEFAULT_MEMORY_POOL"] = setting
-    out = subprocess.run([sys.executable, "-c", POOL_PROBE], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.splitlines()[-1] == f"POOL {expected}"
+    assert probe(POOL_PROBE, "ARROW_DEFAULT_MEMORY_POOL", setting) == f"POOL {expected}"
 
 
 HUGEPAGE_PROBE = """
@@ -79,11 +85,7 @@ print("HUGEPAGE", numpy._core.multiarray._get_madvise_hugepage())
 @pytest.mark.parametrize(("setting", "expected"), [(None, False), ("1", True)])
 def test_numpy_arrays_are_not_mapped_on_huge_pages_unless_the_user_asks(setting, expected):
     """A column array resident in 2 MiB steps raises the peak of a million-row run (~12 MiB)."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    if setting:
-        env["NUMPY_MADVISE_HUGEPAGE"] = setting
-    out = subprocess.run([sys.executable, "-c", HUGEPAGE_PROBE], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.splitlines()[-1] == f"HUGEPAGE {expected}"
+    assert probe(HUGEPAGE_PROBE, "NUMPY_MADVISE_HUGEPAGE", setting) == f"HUGEPAGE {expected}"
 
 
 FREEZE_PROBE = """
@@ -102,8 +104,7 @@ print("FROZEN", before, called, gc.get_freeze_count(), len(gc.get_objects()))
 
 
 def test_a_command_freezes_what_its_imports_made_so_collections_skip_it():
-    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE], capture_output=True, text=True, check=True)
-    before, called, frozen, collected = map(int, out.stdout.splitlines()[-1].split()[1:])
+    before, called, frozen, collected = map(int, probe(FREEZE_PROBE).split()[1:])
     # The program (python -m advisor, the advisor script) freezes the modules' objects (tens of
     # thousands), not what the command made since; main() called from Python freezes nothing.
     assert before == called == 0 and frozen > 20_000 and collected < frozen
