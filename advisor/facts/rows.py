@@ -85,7 +85,7 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         "comparable": comparable,
         "cos": where_comparable(cos),
         "red": where_comparable(red),
-        "scale": where_comparable(scale),
+        "scale": scale,   # NaN where not comparable already (written in place above)
         "mae": where_comparable(frame["max_abs_error"].to_numpy()),
         "kl": where_comparable(frame["kl_divergence"].to_numpy()),
         "deviates": deviates,
