@@ -51,7 +51,7 @@ READS = {
     BASELINE: "import sys, pandas; pandas.options.mode.string_storage = 'python'; pandas.read_csv(sys.argv[1])",
     "pandas C, Arrow str": "import sys, pandas; pandas.read_csv(sys.argv[1])",
     "pandas pyarrow engine": "import sys, pandas; pandas.read_csv(sys.argv[1], engine='pyarrow')",
-    # As advisor's command line reads (its allocator settings first: advisor/cli/__init__.py).
+    # As advisor's command line reads: its allocator settings (advisor/memory.py) first.
     "advisor reader": "import sys; from advisor.memory import release_freed_memory; release_freed_memory(); "
                       "from advisor.ingest import read_comparison; read_comparison(sys.argv[1])",
 }
