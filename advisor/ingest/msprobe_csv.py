@@ -13,7 +13,12 @@ Mapping into the canonical table (advisor/ingest/table.py):
   (advisor/ingest/msprobe_names.py). ``op_index`` numbers the calls in the order the file lists them
   (rows of one call share it). ``golden_ops`` is the ``Bench Name``'s call.
 - Words in number cells (``N/A``, ``Nan``, ``None``, ``unsupported``, ``shape unmatched``, empty,
-  ``nan\\t``) are NaN; ``inf`` is kept. Summary-mode relative errors are printed as percentages
+  ``nan\\t``) are NaN; ``inf`` is kept. ``Diff`` in a relative-error cell is msprobe's
+  word for a bool or str argument whose two values differ: NaN there, and the row is an argument row
+  whose values (``True`` / ``False``) differ. A statistic cell that is ``inf``, ``-inf`` or a NaN
+  word (``Nan``) on a max/min column says the tensor holds that value: ``npu_nonfinite`` /
+  ``golden_nonfinite`` (``N/A`` / ``None`` is no value and says nothing). Summary-mode relative
+  errors are printed as percentages
   (``4460.48%``) and stored as fractions in ``max_rel_diff``... ``norm_rel_diff``: in summary mode
   ``MaxRelativeErr`` is the relative difference of the two *maxima*, not an element-wise error,
   so it never lands in ``max_relative_error``. The signed ``Max diff``... columns are not kept:
@@ -88,6 +93,13 @@ SUMMARY_PERCENT_HEADERS: dict[str, str] = {
     "MeanRelativeErr": "mean_rel_diff", "NormRelativeErr": "norm_rel_diff",
 }
 VERDICT_BLANK = ("", "N/A")
+# msprobe's word in the relative-error cells of an argument row whose bool or str values differ.
+DIFF_WORD = "Diff"
+NO_NUMBER = NO_VALUE | {DIFF_WORD}
+# Statistic cells that show the tensor's extrema are not finite (a value, unlike N/A).
+NONFINITE_WORDS = frozenset({"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
+EXTREMA_HEADERS: dict[str, tuple[str, ...]] = {"npu_nonfinite": ("NPU max", "NPU min"),
+                                               "golden_nonfinite": ("Bench max", "Bench min")}
 # Statistic columns that hold an argument's value on argument rows, per side.
 ARGUMENT_HEADERS: dict[str, tuple[str, ...]] = {
     "npu_arg": ("NPU max", "NPU min", "NPU mean", "NPU l2norm"),
@@ -168,12 +180,12 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
                 if found is not None:
                     words[side] = found if side not in words else words[side].fillna(found)
             else:
-                columns[role] = numbers(cells[header], header, lines, path)
+                columns[role] = numbers(cells[header], header, lines, path, no_value=NO_NUMBER)
             present.add(role)
     if summary:
         for header, role in SUMMARY_PERCENT_HEADERS.items():
             if header in cells:
-                columns[role] = numbers(cells[header], header, lines, path, percent=True)
+                columns[role] = numbers(cells[header], header, lines, path, percent=True, no_value=NO_NUMBER)
                 present.add(role)
     arguments = np.zeros(n, dtype=bool)
     for side, found in words.items():
@@ -200,6 +212,7 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
         both = text["_npu_md5"].notna() & text["_bench_md5"].notna()
         columns["md5_match"] = (text["_npu_md5"] == text["_bench_md5"]).where(both).astype("boolean").array
     columns["is_network_output"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    columns.update(_nonfinite(cells))
     columns["source_line"] = lines
     frame = pd.DataFrame({name: columns[name] if name in columns else na_column(name, n) for name in COLUMNS},
                          copy=False)
@@ -258,6 +271,23 @@ def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:
         "npu_only": pd.array(npu_only, dtype="boolean"),
         "golden_only": pd.array(golden_only, dtype="boolean"),
     }
+
+
+def _nonfinite(cells: pd.DataFrame) -> dict[str, pd.api.extensions.ExtensionArray]:
+    """``npu_nonfinite`` / ``golden_nonfinite``: a max or min cell says inf or NaN (NA where the side
+    prints no extrema). One look at each distinct cell text, not at every row."""
+    flags = {}
+    for role, headers in EXTREMA_HEADERS.items():
+        present = [h for h in headers if h in cells]
+        if not present:
+            continue
+        hit = np.zeros(len(cells), dtype=bool)
+        for header in present:
+            words = map_distinct(cells[header], lambda text: "1" if text.strip(" \t\r\n").lower() in NONFINITE_WORDS
+                                 else None)
+            hit |= words.notna().to_numpy(dtype=bool)
+        flags[role] = pd.array(hit, dtype="boolean")
+    return flags
 
 
 def _shape_mismatch(cells: pd.DataFrame, text: dict[str, pd.Series]) -> pd.api.extensions.ExtensionArray:

@@ -19,6 +19,8 @@ norm`` and ``max_rel_diff``... ``norm_rel_diff`` = |target - bench| / |bench| (0
 NaN where only the bench value is; advisor/ingest/derived_metrics.py). Cosine and every
 element-wise error stay NaN: they cannot be computed from statistics. ``shape_mismatch`` compares
 the two shapes; ``md5_match`` is filled when both tensors carry an ``md5`` (MD5-mode dumps).
+``npu_nonfinite`` / ``golden_nonfinite``: the tensor's ``Max`` or ``Min`` is ``Infinity``, ``-Infinity``
+or ``NaN`` (a value msprobe wrote, unlike an absent statistic).
 ``source_line`` is the line of the call's key in the dump the row comes from (the target's, or
 the bench's for a bench-only row; the tensor's own line in a .pkl text dump).
 """
@@ -48,7 +50,7 @@ STAT_KEYS = {"Max": "max", "Min": "min", "Mean": "mean", "Norm": "norm"}
 NAME_WORDS = {"input_args": "input", "input_kwargs": "input", "input": "input", "output": "output",
               "parameters": "parameters"}
 # io: canonical (input, output, parameter, parameter_grad); line: of the tensor, or of its call's key
-TENSOR_COLUMNS = ("call", "tensor_id", "io", "arg", "dtype", "shape", *STATS, "md5", "line")
+TENSOR_COLUMNS = ("call", "tensor_id", "io", "arg", "dtype", "shape", *STATS, "md5", "nonfinite", "line")
 
 
 @dataclass
@@ -155,8 +157,9 @@ def _tensors(path: Path, call: str, prefix: str, io: str, value: Any, arg: str) 
     """The tensors in one argument, list or dict (nested), with their msprobe names."""
     if isinstance(value, dict) and "dtype" in value and "shape" in value:
         name = f"{prefix}.{arg}" if arg else prefix
-        yield (call, name, io, arg or None, str(value["dtype"]), _shape_text(value["shape"]),
-               *(_stat(path, name, value, key) for key in STAT_KEYS), _md5(value))
+        stats = [_stat(path, name, value, key) for key in STAT_KEYS]
+        yield (call, name, io, arg or None, str(value["dtype"]), _shape_text(value["shape"]), *stats, _md5(value),
+               _nonfinite_extrema(value.get("Max"), value.get("Min")))
     elif isinstance(value, list):
         for i, item in enumerate(value):
             yield from _tensors(path, call, prefix, io, item, f"{arg}.{i}" if arg else str(i))
@@ -173,6 +176,20 @@ def _stat(path: Path, name: str, tensor: dict[str, Any], key: str) -> float:
         return float(value)  # bool (Bool tensors) -> 0.0 / 1.0; "inf" / "nan" strings too
     except (TypeError, ValueError):
         raise InputFormatError(f"bad number {value!r}", path=path, field=f"{name}.{key}") from None
+
+
+def _nonfinite_extrema(*values: Any) -> bool:
+    """Whether a printed maximum or minimum is inf or NaN (``Infinity``, ``NaN``: JSON's spellings,
+    or the same as text); an absent value (None) says nothing."""
+    for value in values:
+        if value is None or isinstance(value, bool):
+            continue
+        try:
+            if not np.isfinite(float(value)):
+                return True
+        except (TypeError, ValueError):
+            continue
+    return False
 
 
 def _md5(tensor: dict[str, Any]) -> str | None:
@@ -217,10 +234,10 @@ def _load_pkl_text(path: Path, text: str) -> Dump:
             values = [float(v) if v is not None else np.nan for v in (stats + [None] * 4)[:4]]
         except (TypeError, ValueError):
             raise InputFormatError(f"bad statistics {stats!r}", path=path, line=number) from None
-        records.append((str(name), str(dtype), _shape_text(shape), *values, number))
+        records.append((str(name), str(dtype), _shape_text(shape), *values, _nonfinite_extrema(*stats[:2]), number))
     if not records:
         raise InputFormatError("empty dump", path=path)
-    frame = pd.DataFrame.from_records(records, columns=["tensor_id", "dtype", "shape", *STATS, "line"])
+    frame = pd.DataFrame.from_records(records, columns=["tensor_id", "dtype", "shape", *STATS, "nonfinite", "line"])
     parts = split_tensor_names(frame["tensor_id"])
     frame["call"] = parts["call"].fillna(frame["tensor_id"]).astype(object)
     frame["io"] = parts["io"].astype(object)
@@ -287,6 +304,9 @@ def _canonical_frame(rows: pd.DataFrame) -> pd.DataFrame:
     for stat in STATS:
         columns[f"npu_{stat}"] = rows[f"t_{stat}"].to_numpy(dtype=np.float64)
         columns[f"golden_{stat}"] = rows[f"b_{stat}"].to_numpy(dtype=np.float64)
+    for side, prefix, present in (("npu", "t", has_t), ("golden", "b", has_b)):
+        nonfinite = rows[f"{prefix}_nonfinite"].fillna(False).to_numpy(dtype=bool)
+        columns[f"{side}_nonfinite"] = pd.arrays.BooleanArray(nonfinite & present, ~present)
     for diff, (npu_stat, golden_stat) in STAT_PAIRS.items():
         columns[diff] = relative_differences(columns[npu_stat], columns[golden_stat])
     columns["source_line"] = rows["t_line"].fillna(rows["b_line"]).fillna(0).to_numpy(dtype=np.int64)

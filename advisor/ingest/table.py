@@ -35,6 +35,10 @@ flags
     tool_npu_op     boolean  msquickcmp's own marks (``IsNpuOps``, ``IsOutputNode``, ``IsPrecisionError``, YES/NO,
     tool_output_node boolean  appended to every msit result_*.csv): the op exists only on the NPU, the tensor is
     tool_precision_error boolean  a network output, the row fails msquickcmp's thresholds. NA when absent.
+    npu_nonfinite   boolean  the tensor holds inf or NaN, as its printed statistics say (msprobe ``inf``,
+    golden_nonfinite boolean ``-inf``, ``Nan`` in the max/min cells, dump.json ``Infinity``/``NaN``): a
+                            value, unlike ``N/A`` (no value); NA when the source does not say (msaccucmp:
+                            a non-finite ``StandardDeviation`` shows it instead)
 arguments (msprobe)
     npu_arg         string  the value of a non-tensor argument (bool, str) as msprobe prints it in its statistic
     golden_arg      string  columns (``True``, ``False``, ``mean``): BatchNorm's ``training``, a loss's
@@ -116,6 +120,8 @@ FLAG_COLUMNS: dict[str, str] = {
     "tool_npu_op": "boolean",
     "tool_output_node": "boolean",
     "tool_precision_error": "boolean",
+    "npu_nonfinite": "boolean",
+    "golden_nonfinite": "boolean",
 }
 ARGUMENT_COLUMNS: dict[str, str] = {"npu_arg": "string", "golden_arg": "string"}
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -240,6 +246,15 @@ def first_present(first: pd.Series, second: pd.Series) -> tuple[np.ndarray, pd.I
     renumber = np.full(len(texts) + 1, -1, dtype=np.int64)   # per merged code (-1: the last slot)
     renumber[known] = np.arange(len(known))
     return renumber[merged], pd.Index(texts.take(known), dtype="string")
+
+
+def equal_texts(first: pd.Series, second: pd.Series) -> np.ndarray:
+    """Per row, whether two ``category`` columns hold the same text (False where either is NA), from
+    their codes: no Python string per row."""
+    texts = first.cat.categories.append(second.cat.categories).unique()
+    left = np.append(texts.get_indexer(first.cat.categories), -1)[first.cat.codes.to_numpy()]
+    right = np.append(texts.get_indexer(second.cat.categories), -2)[second.cat.codes.to_numpy()]
+    return (left == right) & (left >= 0)
 
 
 def text_mask(column: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:

@@ -27,7 +27,7 @@ MSPROBE_COLUMNS = {
     "npu_max": "float64", "npu_min": "float64", "npu_norm": "float64",
     "golden_max": "float64", "golden_min": "float64", "golden_norm": "float64",
     "max_rel_diff": "float64", "min_rel_diff": "float64", "mean_rel_diff": "float64", "norm_rel_diff": "float64",
-    "verdict": "category",
+    "verdict": "category", "npu_nonfinite": "boolean", "golden_nonfinite": "boolean",
 }
 # Brought by msprobe 26 (argument values) and msquickcmp (its own marks, appended to every result).
 ARGUMENT_AND_TOOL_COLUMNS = {
@@ -39,7 +39,7 @@ ARGUMENT_AND_TOOL_COLUMNS = {
 def test_the_schema_lists_the_msprobe_columns_with_their_dtypes():
     assert {name: COLUMNS[name] for name in MSPROBE_COLUMNS} == MSPROBE_COLUMNS
     assert {name: COLUMNS[name] for name in ARGUMENT_AND_TOOL_COLUMNS} == ARGUMENT_AND_TOOL_COLUMNS
-    assert len(COLUMNS) == 55
+    assert len(COLUMNS) == 57
 
 
 def test_msaccucmp_tables_carry_the_msprobe_columns_as_na(write_result):
