@@ -16,6 +16,14 @@ import re
 import numpy as np
 import pandas as pd
 
+#: Largest finite float16 value: a float16 tensor reaching it has overflowed (or saturated).
+FP16_MAX: float = 65504.0
+
+#: Unit roundoff of each float format (half an ulp, relative): rounding a value to the format moves it
+#: by at most this share of its magnitude. What a change of dtype alone can do to a tensor.
+UNIT_ROUNDOFF: dict[str, float] = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11,
+                                   "bfloat16": 2.0**-8}
+
 DTYPE_PREFIXES = ("dt_", "torch.", "np.", "numpy.", "mindspore.", "ms.")
 DTYPE_ALIASES: dict[str, str] = {
     "float": "float32", "float32": "float32", "fp32": "float32", "single": "float32",

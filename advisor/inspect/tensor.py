@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import FP16_MAX
 from ..errors import InputFormatError
 from .common import jsonable
 
-FP16_MAX = 65504.0
 FP16_MIN_NORMAL = 6.103515625e-05       # 2**-14: below it FP16 loses precision (subnormal)
 FP16_MIN_SUBNORMAL = 5.960464477539063e-08   # 2**-24: below half of it FP16 flushes to zero
 HEADER = "# advisor tensor"

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import FP16_MAX
 from . import kernel
-
-#: Largest finite float16 value: a float16 tensor reaching it has overflowed.
-FP16_MAX: float = 65504.0
 
 _NUMPY_TO_GE_DTYPE = {
     "float16": "DT_FLOAT16", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "bfloat16": "DT_BF16",
