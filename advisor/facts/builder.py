@@ -30,7 +30,7 @@ from .fp16 import examined_for_fp16, mark_fp16_sensitive, summarise_overflow
 from .graph_join import GraphJoin, join_graph
 from .network import network_fact, network_output, tensor_counts, unmatched_fields
 from .ops import aggregate_ops, mark_inputs, mark_inserted_normalization, mark_tool_flags, tool_flag_fields
-from .propagation import graph_inputs, mark_entries, mark_graph
+from .propagation import graph_inputs, mark_entries, mark_graph, mark_identical_inputs
 from .rows import row_flags
 from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts, notable_ops
 from .thresholds import Thresholds
@@ -61,6 +61,7 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     judge_roles(frame, rows)   # parameters, arguments, counters and checksums are not plain tensors
     ops = aggregate_ops(frame, rows)
     mark_training(frame, rows, ops)
+    mark_identical_inputs(ops)
     mark_tool_flags(frame, rows, ops)
     mark_inputs(ops, input_nodes, warnings)
     join = join_graph(ops, graph, fusion) if graph is not None else None

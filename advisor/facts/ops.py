@@ -22,7 +22,9 @@ SIDE_SUMMARY: dict[str, tuple[str, np.ufunc, Any]] = {
     "cosine": ("cos", np.fmin, np.nan), "red": ("red", np.fmax, np.nan), "scale": ("scale", np.fmax, np.nan),
     "max_abs_error": ("mae", np.fmax, np.nan), "kl": ("kl", np.fmax, np.nan),
     "deviates": ("deviates", np.logical_or, False), "overflow": ("overflow", np.logical_or, False),
-    "nonfinite": ("nonfinite", np.logical_or, False),
+    "nonfinite": ("nonfinite", np.logical_or, False), "both_nonfinite": ("both_nonfinite", np.logical_or, False),
+    "deviates_own": ("deviates_own", np.logical_or, False), "identical": ("identical", np.logical_and, False),
+    "identical_by": ("identical_by", np.maximum, -1), "state_rel": ("state_rel", np.fmax, np.nan),
 }  # fmin/fmax skip NaN like groupby's min/max; then ``rows`` (count) and ``dtype`` (first known)
 OP_TEXT_COLUMNS = {"op": "op_name", "op_type": "op_type", "golden_ops": "golden_ops", "direction": "direction"}
 

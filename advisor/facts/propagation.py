@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..ingest.table import coded_from, lower_isin
 from .graph_join import GraphJoin, narrowing
+from .training import IDENTICAL_BY
 
 
 def compared_outputs(ops: pd.DataFrame) -> np.ndarray:
@@ -68,6 +69,21 @@ def mark_graph(ops: pd.DataFrame, join: GraphJoin) -> None:
     entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     first = int(np.argmax(entries)) if entries.any() else -1   # no entry: nothing is "before" one
     ops["before_first_entry"] = ops["position"].to_numpy() < first
+
+
+def mark_identical_inputs(ops: pd.DataFrame) -> None:
+    """Ops whose data inputs are identical on both sides (``inputs_identical``, and what shows it:
+    ``inputs_identical_by`` values / checksum / statistics) and whose parameters and arguments do not
+    differ: their output is judged against their own rounding (the ``identical_inputs`` limits of
+    knowledge/thresholds.yaml), not the end-to-end allowance of their dtype. An op that moves its
+    output beyond its own rounding on identical inputs is where error enters, however small."""
+    identical = ((ops["in_rows"] > 0).to_numpy(dtype=bool) & ops["in_identical"].to_numpy(dtype=bool)
+                 & ~ops["param_differs"].to_numpy(dtype=bool) & ~ops["arg_differs"].to_numpy(dtype=bool))
+    ops["inputs_identical"] = identical
+    codes = np.where(identical, ops["in_identical_by"].to_numpy(), -1).astype(np.int8)
+    ops["inputs_identical_by"] = pd.Categorical.from_codes(codes, categories=IDENTICAL_BY)
+    ops["out_deviates"] = ops["out_deviates"].to_numpy(dtype=bool) | (identical & ops["out_deviates_own"].to_numpy(
+        dtype=bool))
 
 
 def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, *, clean_ops: int = 3) -> None:

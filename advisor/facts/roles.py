@@ -9,7 +9,10 @@ different weights, a different argument is a different computation, a buffer cou
 ``knowledge/training/tensor_roles.yaml``, worked out once per distinct (API, slot) pair, never per row.
 
 Roles: ``data`` (an input the op computes on), ``output``, ``parameter``, ``buffer``, ``argument``,
-``counter`` (every row of an in-place integer counter update), ``gradient`` (backward-pass rows).
+``counter`` (every row of an in-place integer counter update), ``gradient`` (backward-pass rows),
+``alias`` (the tensor an in-place API updates, as its first input: ``Tensor.add_``'s ``input.0`` is the
+very tensor it writes, and msprobe may take its value before or after the update - in MD5 mode two
+reruns of one script differ there while the outputs agree; the output row judges the update).
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..dtypes import UNIT_ROUNDOFF
 from ..errors import KnowledgeError
-from ..ingest.table import first_present
+from ..ingest.table import equal_texts, first_present
 from ..resources import data_dir
 from ..yamlfile import load_yaml
 
-ROLES = ("data", "output", "parameter", "buffer", "argument", "counter", "gradient")
+ROLES = ("data", "output", "parameter", "buffer", "argument", "counter", "gradient", "alias")
 # Roles whose rows are tensors judged by the thresholds (a parameter or buffer is judged too, more
 # strictly: see RoleCatalog.tolerance).
 TENSOR_ROLES = frozenset({"data", "output", "parameter", "buffer", "gradient"})
@@ -41,6 +45,7 @@ class RoleCatalog:
     counter_dtypes: frozenset[str]
     counter_shape: str
     tolerance: float                                  # relative difference that makes state "differ"
+    rounding_units: float                             # ... across dtypes: unit roundoffs of the lower one
     mode_modules: dict[str, str]                      # module op type -> the mode argument it depends on
 
 
@@ -65,6 +70,7 @@ def load_roles() -> RoleCatalog:
                        counter_dtypes=frozenset(map(str, counters.get("dtypes", ()))),
                        counter_shape=str(counters.get("shape", "[]")).replace(" ", ""),
                        tolerance=float(raw.get("state_tolerance", 1e-6)),
+                       rounding_units=float(raw.get("state_rounding_units", 2.0)),
                        mode_modules={str(k): str(v) for k, v in (raw.get("mode_modules") or {}).items()})
 
 
@@ -106,6 +112,7 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
     if "npu_arg" in frame:
         not_tensor |= (frame["npu_arg"].notna() | frame["golden_arg"].notna()).to_numpy(dtype=bool)
     role[not_tensor & (role != code["parameter"])] = code["argument"]
+    role[_inplace_targets(frame, io_is.get("input", nowhere)) & (role == code["data"])] = code["alias"]
     role[_counter_ops(frame, catalog)] = code["counter"]
     gradient = backward | io_is.get("parameter_grad", nowhere)
     role[gradient & (role != code["argument"])] = code["gradient"]
@@ -123,6 +130,23 @@ def _python_type(dtypes: pd.Series) -> np.ndarray:
     # As msprobe prints it (``<class 'float'>``) or as the reader normalises it (``python.float``).
     hits = np.array([str(d).startswith(("<class ", "python.")) for d in distinct] + [False], dtype=bool)
     return hits[codes]
+
+
+def _inplace_targets(frame: pd.DataFrame, inputs: np.ndarray) -> np.ndarray:
+    """The first input of an in-place API (PyTorch names them with a trailing ``_``, ``Tensor.add_``,
+    or as an augmented assignment, ``Tensor.__iadd__``): the tensor the call overwrites."""
+    first = inputs & (frame["slot"] == 0).fillna(False).to_numpy(dtype=bool)
+    if not first.any():
+        return first
+    codes, types = pd.factorize(frame["op_type"])
+    inplace = np.array([isinstance(t, str) and _is_inplace(t.rsplit(".", 1)[-1]) for t in types] + [False])
+    return first & inplace[codes]
+
+
+def _is_inplace(name: str) -> bool:
+    if name.startswith("__") and name.endswith("__"):
+        return name.startswith("__i") and name not in ("__init__", "__index__", "__int__", "__invert__", "__iter__")
+    return name.endswith("_") and not name.startswith("_")
 
 
 def _counter_ops(frame: pd.DataFrame, catalog: RoleCatalog) -> np.ndarray:
@@ -156,24 +180,46 @@ def _shape_is(shape: np.ndarray, where: np.ndarray, wanted: str) -> np.ndarray:
 
 
 def state_difference(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: the largest relative difference among the printed statistics (norm, max, min, mean;
-    |npu - golden| / |golden|, or 1 when golden is 0 and npu is not) and which statistic it is (a
-    code into STATISTICS, int8; -1 and NaN where no statistic is printed on both sides)."""
+    """Per row: the largest difference among the printed statistics (norm, max, min, mean) relative
+    to the tensor's scale, and which statistic it is (a code into STATISTICS, int8; -1 and NaN where
+    no statistic is printed on both sides).
+
+    The scale of max, min and mean is the reference's largest magnitude (max |x|, from its printed
+    extrema), never the statistic itself: a mean that cancels near zero (-1.3e-4 against -8.2e-5 in a
+    float16 copy of float32 weights) is a large relative change of a tiny number, not of the tensor.
+    A norm is its own scale. Without printed extrema (a .pkl dump's mean alone), the statistic is.
+    1 when the reference is 0 and the target is not."""
     n = len(frame)
     worst = np.full(n, np.nan)
     which = np.full(n, -1, dtype=np.int8)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        extent = np.fmax(np.abs(frame["golden_max"].to_numpy(dtype=float)),
+                         np.abs(frame["golden_min"].to_numpy(dtype=float)))
         for code, stat in enumerate(STATISTICS):
             golden = frame[f"golden_{stat}"].to_numpy(dtype=float)
             if np.isnan(golden).all():   # not printed (msaccucmp has means only): every rel would be NaN
                 continue
             npu = frame[f"npu_{stat}"].to_numpy(dtype=float)
             diff = np.abs(npu - golden)
-            rel = np.where(golden != 0, diff / np.abs(golden), np.where(diff > 0, 1.0, 0.0))
+            scale = np.abs(golden) if stat == "norm" else np.where(np.isfinite(extent) & (extent > 0), extent,
+                                                                      np.abs(golden))
+            rel = np.where(scale != 0, diff / scale, np.where(diff > 0, 1.0, 0.0))
             better = np.isfinite(rel) & ~(rel <= worst)   # NaN worst: any finite value wins
             worst[better] = rel[better]
             which[better] = code
     return worst, which
+
+
+def rounding_tolerance(frame: pd.DataFrame, floor: float, units: float) -> np.ndarray:
+    """Per row: how far a state tensor may move when only its dtype differs between the two sides:
+    ``units`` unit roundoffs of the less precise of the two dtypes (a float32 weight held in float16
+    moves by up to 2^-11 of its scale), never below ``floor`` (the same dtype on both sides)."""
+    tolerance = np.full(len(frame), float(floor))
+    for column in ("npu_dtype", "golden_dtype"):
+        codes, names = pd.factorize(frame[column])
+        per_name = np.array([UNIT_ROUNDOFF.get(str(name), 0.0) * units for name in names] + [0.0])
+        tolerance = np.maximum(tolerance, per_name[codes])
+    return np.where(equal_texts(frame["npu_dtype"], frame["golden_dtype"]), float(floor), tolerance)
 
 
 def argument_values(frame: pd.DataFrame, at: np.ndarray) -> tuple[list[Any], list[Any]]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..dtypes import FP16_MAX
 from ..ingest.table import first_present
+from .roles import state_difference
 from .thresholds import Thresholds
 
 # Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
@@ -51,17 +53,46 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
                          np.abs(np.hypot(npu_mean, npu_std) / golden_rms - 1.0), np.nan)
         # msprobe prints L2 norms instead of (mean; std): over the same elements the norm ratio is the
         # rms ratio, so statistics-only comparisons (summary mode, dump.json pairs) are judged too.
+        # A norm printed as inf while the extrema are finite overflowed in the tool's own (FP16)
+        # arithmetic: it says nothing about the tensor, so only finite norms give a scale.
         golden_norm = frame["golden_norm"].to_numpy()
-        norm_scale = np.abs(frame["npu_norm"].to_numpy() / golden_norm - 1.0)
-        scale = np.where(np.isnan(scale) & (np.abs(golden_norm) > scale_min_rms), norm_scale, scale)
-        nonfinite = (golden_ok & ~(np.isfinite(npu_mean) & np.isfinite(npu_std))) | np.isposinf(
-            frame["max_abs_error"].to_numpy())
+        npu_norm = frame["npu_norm"].to_numpy()
+        norm_scale = np.abs(npu_norm / golden_norm - 1.0)
+        scale = np.where(np.isnan(scale) & (np.abs(golden_norm) > scale_min_rms) & np.isfinite(golden_norm)
+                         & np.isfinite(npu_norm), norm_scale, scale)
+        # Non-finite values: msaccucmp shows them as a non-finite (mean; std) or an infinite error;
+        # msprobe prints inf / NaN extrema (npu_nonfinite / golden_nonfinite, read as values).
+        npu_says, golden_says = _flag(frame["npu_nonfinite"]), _flag(frame["golden_nonfinite"])
+        nonfinite = ((golden_ok & ~(np.isfinite(npu_mean) & np.isfinite(npu_std))) | np.isposinf(
+            frame["max_abs_error"].to_numpy()) | npu_says) & ~golden_says
+        # The reference holds inf/NaN where the target does not (a saturating target, or a reference
+        # that overflowed itself): the two differ, and neither side's metric can say by how much.
+        reference_nonfinite = golden_says & ~npu_says
         # One side all zero makes cosine NaN; a target that collapsed to zeros is a real deviation.
         collapsed = golden_ok & (npu_std == 0) & (npu_mean == 0) & (frame["golden_std"].to_numpy() > 0)
-        deviates = comparable & ((cos < thresholds.per_row(dtype, "cosine")[codes])
-                                 | (red > thresholds.per_row(dtype, "relative_euclidean_distance")[codes])
-                                 | (scale > thresholds.per_row(dtype, "scale")[codes])
-                                 | nonfinite | collapsed)
+        limit = _limits(frame, thresholds, dtype, codes)
+        ill, drift = ill_conditioned(frame, comparable, thresholds.knob("rows", "ill_conditioned"))
+        # The statistics' drift against the tensor's scale, where nothing else measures the tensor (a
+        # .pkl dump's max/min/mean; a float16 norm that overflowed in the tool's own arithmetic).
+        state_rel, state_stat = state_difference(frame)
+        alone = np.isnan(cos) & np.isnan(red) & np.isnan(scale)
+        beyond = np.where(ill, drift > limit["relative_euclidean_distance"],
+                          (cos < limit["cosine"]) | (red > limit["relative_euclidean_distance"])
+                          | (scale > limit["scale"]) | (alone & (state_rel > limit["scale"])))
+        deviates = comparable & (beyond | nonfinite | reference_nonfinite | collapsed)
+        # What an op with identical inputs may do: its own rounding only (propagation decides which
+        # ops that is; every row is measured against those limits too).
+        own = _limits(frame, thresholds, dtype, codes, profile="identical_inputs")
+        beyond_own = np.where(ill, drift > own["relative_euclidean_distance"],
+                              (cos < own["cosine"]) | (red > own["relative_euclidean_distance"])
+                              | (scale > own["scale"]))
+        # Integer tensors (token ids, indices, masks) on both sides carry no rounding: any difference
+        # of a printed statistic or of their bits is a difference (msprobe gives them no relative error).
+        exact = comparable & integer_rows(frame) & _any_statistic_differs(frame)
+        deviates |= exact
+        # The statistics' own drift (each against the tensor's scale) too: a float32 op on identical
+        # inputs that moves its output's maximum by 0.3 % while its norm holds has changed.
+        deviates_own = deviates | (comparable & (beyond_own | (state_rel > own["scale"])))
     elsewhere = ~comparable
     anywhere_else = bool(elsewhere.any())
 
@@ -77,7 +108,10 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         scale[elsewhere] = np.nan   # worked out here: written in place
 
     is_fp16 = (per_code == "float16").fillna(False).to_numpy(dtype=bool)[codes]
-    overflow = frame["overflow"].fillna(False).to_numpy(dtype=bool) | (nonfinite & is_fp16 & comparable)
+    with np.errstate(invalid="ignore"):   # a saturated FP16 tensor: its extrema at the format's limit
+        saturated = (np.fmax(np.abs(frame["npu_max"].to_numpy()), np.abs(frame["npu_min"].to_numpy())) >= FP16_MAX) \
+            & ~golden_says   # a -inf the reference holds too (a mask filled with -inf) is no overflow
+    overflow = frame["overflow"].fillna(False).to_numpy(dtype=bool) | ((nonfinite | saturated) & is_fp16 & comparable)
     return pd.DataFrame({
         "op_index": frame["op_index"],
         "is_input": (frame["io"] == "input").fillna(False).to_numpy(dtype=bool),
@@ -89,11 +123,79 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         "mae": where_comparable(frame["max_abs_error"].to_numpy()),
         "kl": where_comparable(frame["kl_divergence"].to_numpy()),
         "deviates": deviates,
+        "deviates_own": deviates_own,
+        "state_rel": where_comparable(state_rel),   # the statistics' largest difference against the tensor's scale
+        "state_stat": state_stat,   # which statistic (codes into roles.STATISTICS, -1: none printed)
         "nonfinite": nonfinite & comparable,
+        "both_nonfinite": npu_says & golden_says & comparable,
         "overflow": overflow,
         "stored_dtype": pd.Categorical.from_codes(codes, categories=names),
         "line": frame["source_line"],
     }, copy=False)  # no consolidated copy of the columns
+
+
+def _limits(frame: pd.DataFrame, thresholds: Thresholds, dtype: pd.Series, codes: np.ndarray,
+            profile: str = "") -> dict[str, np.ndarray]:
+    """Per row, each metric's threshold by its dtype (in ``profile`` where the table has one);
+    backward rows (gradients) by the ``gradient`` profile where the table has one."""
+    backward = (frame["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
+    limits = {}
+    for metric in ("cosine", "relative_euclidean_distance", "scale"):
+        limits[metric] = thresholds.per_row(dtype, metric, profile)[codes]
+        if backward.any() and not profile:
+            limits[metric] = np.where(backward, thresholds.per_row(dtype, metric, "gradient")[codes], limits[metric])
+    return limits
+
+
+def ill_conditioned(frame: pd.DataFrame, comparable: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: whether the tensor is ill-conditioned (its reference norm below ``share`` of the
+    largest reference norm among its op's rows) and, for those, its absolute difference relative to
+    that largest norm (the Euclidean distance, else the largest difference of its printed norm and
+    extrema). Only comparisons that print norms (msprobe) can say; elsewhere nothing is."""
+    n = len(frame)
+    golden_norm = frame["golden_norm"].to_numpy()
+    known = comparable & np.isfinite(golden_norm)
+    if not known.any():
+        return np.zeros(n, dtype=bool), np.full(n, np.nan)
+    op = frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+    keyed = known & np.isfinite(op)
+    largest = pd.Series(np.where(keyed, golden_norm, np.nan)).groupby(np.where(keyed, op, -1.0)).transform("max")
+    largest = largest.to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ill = keyed & (largest > 0) & (golden_norm < share * largest)
+        difference = frame["euclidean_distance"].to_numpy()
+        stats = [np.abs(frame[f"npu_{s}"].to_numpy() - frame[f"golden_{s}"].to_numpy()) for s in ("norm", "max", "min")]
+        difference = np.where(np.isfinite(difference), difference, np.fmax.reduce(stats))
+        drift = np.where(ill, difference / largest, np.nan)
+    return ill, drift
+
+
+INTEGER_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"})
+
+
+def integer_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose two sides are integer (or bool) tensors: a quantised int8 target against a float
+    golden is not one (it is judged by the int8 thresholds)."""
+    both = np.ones(len(frame), dtype=bool)
+    for column in ("npu_dtype", "golden_dtype"):
+        codes = frame[column].cat.codes.to_numpy()
+        is_int = np.append(frame[column].cat.categories.isin(INTEGER_DTYPES), False)
+        both &= is_int[codes]
+    return both
+
+
+def _any_statistic_differs(frame: pd.DataFrame) -> np.ndarray:
+    """A printed statistic differs between the two sides (both printed and finite)."""
+    differs = np.zeros(len(frame), dtype=bool)
+    for stat in ("max", "min", "mean", "norm"):
+        npu, golden = frame[f"npu_{stat}"].to_numpy(), frame[f"golden_{stat}"].to_numpy()
+        differs |= np.isfinite(npu) & np.isfinite(golden) & (npu != golden)
+    return differs
+
+
+def _flag(column: pd.Series) -> np.ndarray:
+    """A boolean column as numpy, NA as False."""
+    return column.fillna(False).to_numpy(dtype=bool)
 
 
 def first_seen(codes: np.ndarray, names: pd.Index, mask: np.ndarray) -> pd.Series:

@@ -37,6 +37,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "output_cosine": (NUMBER, "cosine of the network output"),
         "output_red": (NUMBER, "relative Euclidean distance of the network output"),
         "output_deviates": (BOOL, "the network output is outside its dtype's thresholds"),
+        "output_nonfinite": (BOOL, "the target's network output holds inf or NaN (whether or not the reference's "
+                                   "does)"),
+        "output_scale": (NUMBER, "|norm(target) / norm(reference) - 1| of the network output (statistics "
+                                 "comparisons)"),
+        "output_count": (NUMBER, "how many network outputs (msprobe: forward outputs no later call takes)"),
         "output_known": (BOOL, "the network output was compared (not NaN)"),
         "output_line": (NUMBER, "source line of the output row"),
         "first_deviating_index": (NUMBER, "op index of the first deviating op"),
@@ -48,8 +53,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "op_facts_left_out": (NUMBER, "notable ops left out by --max-op-facts (0: the rules saw every one)"),
         "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
         "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),
-        "output_ops": (STRING, "with --graph and no Node_Output row: the ops producing the graph outputs, "
-                               "comma-joined"),
+        "output_ops": (STRING, "the ops producing the network outputs, comma-joined (with --graph and no "
+                               "Node_Output row: the graph outputs; msprobe: forward outputs no later call takes)"),
         "unmatched_ops": (NUMBER, "ops dumped on one side only (every row NPU-only or golden-only)"),
         "npu_only_ops": (NUMBER, "ops with target rows only (no golden data)"),
         "golden_only_ops": (NUMBER, "ops with golden rows only (no target data)"),
@@ -103,6 +108,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "out_scale": (NUMBER, "worst |rms(target)/rms(golden) - 1| over output tensors"),
         "out_max_abs_error": (NUMBER, "largest max absolute error over output tensors"),
         "out_kl": (NUMBER, "largest KL divergence over output tensors"),
+        "out_state_rel": (NUMBER, "largest difference of a printed statistic (max, min, mean, norm) over output "
+                                  "tensors, relative to the tensor's scale (max |x|; the norm for the norm)"),
         "is_input": (BOOL, "the op is a network input"),
         "is_output": (BOOL, "the op produces the network output"),
         "input_source": (STRING, "how inputs were identified: user, op_type, first_op"),
@@ -111,7 +118,12 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
                                 "or previous_op (the op before it in execution order)"),
         "inputs_agree": (BOOL, "the op's inputs agree (from its input rows, else its graph predecessors, else the "
                                "op before)"),
-        "out_deviates": (BOOL, "an output tensor is outside its dtype's thresholds"),
+        "inputs_identical": (BOOL, "the op's data inputs are identical on both sides (same dtype and values, "
+                                   "checksums or every printed statistic) and its parameters and arguments agree"),
+        "inputs_identical_by": (STRING, "what shows the inputs identical, the weakest of them: values, checksum "
+                                        "or statistics (statistics cannot see the order of the values)"),
+        "out_deviates": (BOOL, "an output tensor is outside its dtype's thresholds (on identical inputs: outside "
+                               "the op's own rounding, the identical_inputs limits)"),
         "error_enters": (BOOL, "outputs deviate while inputs agree: local error"),
         "hidden_entry": (BOOL, "the network's first disagreement shows on this op's inputs"),
         "local_drop": (NUMBER, "input cosine minus output cosine where error enters"),
@@ -151,7 +163,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "param_stat": (STRING, "the statistic that differs most: norm, max, min, mean, or md5"),
         "param_npu": (NUMBER, "that statistic on the target"),
         "param_golden": (NUMBER, "that statistic on the reference"),
-        "param_rel_diff": (NUMBER, "|target - reference| / |reference| of that statistic"),
+        "param_rel_diff": (NUMBER, "|target - reference| of that statistic relative to the tensor's scale "
+                                   "(max |x|; the norm itself for the norm)"),
         "params_differing": (NUMBER, "differing parameter/buffer tensors of the op"),
         "differing_parameters": (NUMBER, "on the param_first op: differing parameter tensors in the network"),
         "parameters_compared": (NUMBER, "on the param_first op: parameter tensors compared in the network"),
@@ -166,6 +179,10 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "args_differing": (NUMBER, "differing arguments of the op"),
         "mode_argument": (STRING, "a module whose output depends on a mode it does not dump at level L0 (Dropout: "
                                   "training), from knowledge/training/tensor_roles.yaml"),
+        "mode_npu_passes": (BOOL, "on a mode_argument op: the target's output equals its input (a Dropout in eval "
+                                  "mode); absent when the statistics do not say"),
+        "mode_golden_passes": (BOOL, "on a mode_argument op: the reference's output equals its input"),
+        "mode_differs": (BOOL, "on a mode_argument op: one side passes its input through and the other does not"),
         "bits_first": (BOOL, "MD5/CRC mode: the first op whose data, output or gradient checksum differs"),
         "bits_tensor": (STRING, "that tensor"),
         "bits_role": (STRING, "its role: data, output or gradient"),

@@ -21,8 +21,9 @@ DEFAULT_MAX_OP_FACTS = 20000
 
 OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position", "source_line", "tensors",
                   "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
-                  "out_kl",
+                  "out_kl", "out_state_rel",
                   "is_input", "is_output", "input_source", "inputs_known", "inputs_from", "inputs_agree",
+                  "inputs_identical", "inputs_identical_by",
                   "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "out_overflow", "inputs_overflow",
                   "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive",
@@ -90,7 +91,7 @@ def notable_ops(ops: pd.DataFrame, graph: bool) -> tuple[pd.Series, np.ndarray, 
     primary = ops["overflow_enters"] | ops["input_deviates"] | ops["is_output"] | ops["is_input"]
     if graph:
         primary = primary | (ops["narrowing_cast"] & ops["before_first_entry"])
-    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"]
+    primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"] | ops["mode_differs"]
     entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     return primary, entries, primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
 

@@ -36,9 +36,13 @@ class Thresholds:
     def for_dtype(self, dtype: str | None) -> dict[str, float]:
         return self.table.get(dtype or "default", self.table["default"])
 
-    def per_row(self, dtypes: pd.Series, metric: str) -> np.ndarray:
-        """The threshold of ``metric`` for every row, by the row's dtype (vectorised)."""
+    def per_row(self, dtypes: pd.Series, metric: str, profile: str = "") -> np.ndarray:
+        """The threshold of ``metric`` for every row, by the row's dtype (vectorised). ``profile``
+        (``gradient``) takes the ``<profile>.<dtype>`` entry where the table has one."""
         mapping = {dtype: values[metric] for dtype, values in self.table.items()}
+        if profile:
+            mapping.update({dtype.removeprefix(profile + "."): values[metric] for dtype, values in self.table.items()
+                            if dtype.startswith(profile + ".")})
         mapped = dtypes.astype("object").map(mapping)
         return mapped.fillna(self.table["default"][metric]).to_numpy(dtype="float64")
 

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..ingest.table import row_at
+from ..ingest.table import equal_texts, row_at
+from .modes import mark_mode_evidence
 from .roles import (
     ROLES,
     STATE_ROLES,
@@ -30,7 +31,7 @@ from .roles import (
     argument_values,
     backward_rows,
     load_roles,
-    state_difference,
+    rounding_tolerance,
     tensor_roles,
 )
 
@@ -40,18 +41,20 @@ AGGREGATED_ROLES = ("data", "output", "gradient")   # the rows an op's in_* / ou
 
 def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     """Add the role columns to ``rows`` and re-judge the rows that are not plain tensors."""
-    tolerance = load_roles().tolerance
+    catalog = load_roles()
     backward = backward_rows(frame)
     role, role_name = tensor_roles(frame, backward)   # codes into ROLES, not a million strings
     comparable = rows["comparable"].to_numpy(dtype=bool)
     md5 = frame["md5_match"]
     has_md5 = comparable & md5.notna().to_numpy(dtype=bool)
     bits_differ = has_md5 & ~md5.fillna(True).to_numpy(dtype=bool)
-    rel, stat = state_difference(frame)
+    rel = rows["state_rel"].to_numpy()   # measured by row_flags
     argument = _role_in(role, ("argument",))
     counter = _role_in(role, ("counter",))
+    tolerance = rounding_tolerance(frame, catalog.tolerance, catalog.rounding_units)
+    # Checksums of two dtypes never agree: a parameter held in float16 against float32 says nothing.
     with np.errstate(invalid="ignore"):
-        changed = (rel > tolerance) | bits_differ
+        changed = (rel > tolerance) | (bits_differ & equal_texts(frame["npu_dtype"], frame["golden_dtype"]))
     if "npu_arg" in frame:
         npu_text, golden_text = frame["npu_arg"], frame["golden_arg"]
         changed |= (npu_text.notna() & golden_text.notna() & (npu_text != golden_text)).fillna(False).to_numpy(
@@ -70,16 +73,36 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     rows["arg_compared"] = comparable & argument & (np.isfinite(rel) | has_md5)
     rows["bits_differ"] = bits_differ
     rows["has_checksum"] = has_md5
-    rows["state_rel"] = rel
-    rows["state_stat"] = stat   # codes into STATISTICS, -1: none printed
+    rows["identical_by"] = identical_by(frame, comparable, rel, has_md5 & ~bits_differ, catalog.tolerance)
+    rows["identical"] = rows["identical_by"].to_numpy() >= 0
     tensor = _role_in(role, TENSOR_ROLES)
     measured = (np.isfinite(rows["cos"].to_numpy()) | np.isfinite(rows["red"].to_numpy())
                 | np.isfinite(rows["scale"].to_numpy()) | rows["nonfinite"].to_numpy(dtype=bool)
-                | rows["deviates"].to_numpy(dtype=bool) | (rel == 0) | has_md5)
+                | rows["deviates"].to_numpy(dtype=bool) | np.isfinite(rel) | has_md5)
     judged = comparable & tensor & measured
     rows["judged"] = judged
     rows["unjudged_reason"] = _unjudged_reasons(frame, comparable & tensor & ~judged)
     rows["aggregated"] = _role_in(role, AGGREGATED_ROLES)
+
+
+# What shows two tensors equal, strongest first (an op's inputs are as identical as their weakest).
+IDENTICAL_BY = ("values", "checksum", "statistics")
+
+
+def identical_by(frame: pd.DataFrame, comparable: np.ndarray, rel: np.ndarray, same_bits: np.ndarray,
+                 tolerance: float) -> np.ndarray:
+    """Per row, what shows its two tensors hold the same values, as a code into IDENTICAL_BY (-1:
+    nothing does, or the dtypes differ): no element differs (max |x - y| = 0), the checksums match,
+    or every printed statistic agrees within ``tolerance`` of the tensor's scale (``rel``, see
+    roles.state_difference: the rounding of a reduction summed in another order, as a mirrored image's
+    mean shows; statistics cannot see the order of the values)."""
+    basis = np.full(len(frame), -1, dtype=np.int8)
+    with np.errstate(invalid="ignore"):
+        basis[rel <= tolerance] = 2
+    basis[same_bits] = 1
+    basis[frame["max_abs_error"].to_numpy() == 0] = 0
+    same = comparable & equal_texts(frame["npu_dtype"], frame["golden_dtype"])
+    return np.where(same, basis, -1).astype(np.int8)
 
 
 def _role_in(codes: np.ndarray, names: Any) -> np.ndarray:
@@ -167,6 +190,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     codes, types = pd.factorize(ops["op_type"])   # one look-up per distinct op type (code -1: missing)
     per_type = np.array([modes.get(t) if isinstance(t, str) else None for t in types] + [None], dtype=object)
     ops["mode_argument"] = per_type[codes]
+    mark_mode_evidence(frame, position, rows["role"].array, ops)
 
 
 class _ObjectsAt:
@@ -223,7 +247,8 @@ def _text(value: Any) -> str | None:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_argument", *PER_OP_FIELDS["param"],
+TRAINING_OP_FIELDS = tuple(dict.fromkeys(("param_first", "bits_first", "mode_argument", "mode_npu_passes",
+                                          "mode_golden_passes", "mode_differs", *PER_OP_FIELDS["param"],
                                           *PER_OP_FIELDS["arg"], *PER_OP_FIELDS["bits"])))
 
 

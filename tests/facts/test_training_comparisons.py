@@ -70,9 +70,10 @@ def test_clean_autocast_runs_give_no_error_or_warning(name):
     assert not active(diagnosis, "error") and not active(diagnosis, "warning")
 
 
-def test_checksums_name_where_bits_start_to_differ():
-    root = run("batchmd5").root_cause
-    assert (root.kind, root.index, root.severity) == ("checksum_mismatch", 0, "warning")
+def test_checksums_that_first_differ_on_the_network_input_name_an_input_mismatch():
+    root = run("batchmd5").root_cause   # another batch: the first call's data already differs
+    assert (root.kind, root.index, root.severity, root.rule) == ("input_mismatch", 0, "error",
+                                                                 "checksum-input-mismatch")
     assert root.values["bits_tensor"] == "Functional.conv2d.0.forward.input.0"
     clean = run("bf16md5")
     note = clean.root_cause   # where bits start to differ, as information: a dtype change, not a fault

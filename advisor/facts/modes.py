@@ -1,0 +1,54 @@
+"""Evidence of a module's mode: does each side pass its input through unchanged?
+
+At msprobe level L0 a module's arguments are not dumped, so a Dropout left in training mode on one
+side (a forgotten ``model.eval()``) cannot be read from an argument row. Its statistics show it
+instead: in eval mode a Dropout returns its input unchanged, in training mode it zeroes and rescales
+it. So for each op whose type depends on a mode (``mode_modules`` in
+knowledge/training/tensor_roles.yaml), each side's output statistics are compared with its own input
+statistics: ``mode_npu_passes`` / ``mode_golden_passes`` say whether that side passed its input
+through, and ``mode_differs`` whether the two sides disagree about it. A deviation alone (a drift
+first crossing a threshold at a Dropout) is no evidence of a mode.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .roles import STATISTICS
+
+# Two statistics of one side agree when they differ by less than this share of the tensor's scale.
+PASS_THROUGH_TOLERANCE = 1e-6
+
+
+def mark_mode_evidence(frame: pd.DataFrame, position: np.ndarray, role: pd.Categorical, ops: pd.DataFrame) -> None:
+    """``position``: each row's op position in ``ops`` (-1: none); ``role``: each row's role (a
+    Categorical of ROLES). Only ops with a ``mode_argument`` are looked at."""
+    n = len(ops)
+    npu_passes = np.full(n, None, dtype=object)
+    golden_passes = np.full(n, None, dtype=object)
+    wanted = np.flatnonzero(pd.notna(ops["mode_argument"].to_numpy()))
+    codes = role.codes
+    data_code, output_code = role.categories.get_loc("data"), role.categories.get_loc("output")
+    for op in wanted:
+        rows = np.flatnonzero(position == op)
+        data = rows[codes[rows] == data_code]
+        output = rows[codes[rows] == output_code]
+        if not len(data) or not len(output):
+            continue
+        npu_passes[op] = _passes(frame, "npu", data[0], output[0])
+        golden_passes[op] = _passes(frame, "golden", data[0], output[0])
+    ops["mode_npu_passes"] = pd.array(npu_passes, dtype="boolean")
+    ops["mode_golden_passes"] = pd.array(golden_passes, dtype="boolean")
+    ops["mode_differs"] = (ops["mode_npu_passes"] != ops["mode_golden_passes"]).fillna(False).to_numpy(dtype=bool)
+
+
+def _passes(frame: pd.DataFrame, side: str, data: int, output: int) -> bool | None:
+    """Whether ``side``'s output statistics equal its input's (None when none is printed)."""
+    inputs = np.array([frame[f"{side}_{s}"].iat[data] for s in STATISTICS], dtype=float)
+    outputs = np.array([frame[f"{side}_{s}"].iat[output] for s in STATISTICS], dtype=float)
+    printed = np.isfinite(inputs) & np.isfinite(outputs)
+    if not printed.any():
+        return None
+    scale = max(float(np.nanmax(np.abs(inputs[printed]))), 1e-30)
+    return bool((np.abs(outputs[printed] - inputs[printed]) <= PASS_THROUGH_TOLERANCE * scale).all())
