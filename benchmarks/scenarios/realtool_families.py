@@ -15,9 +15,8 @@ gradient-only faults of a train step. Each label follows from how the pair is bu
 - a gradient multiplier hooked on one layer's output in a train step (the forward is bit-identical):
   ``problem_node`` at that layer's backward call, the first call of the backward pass that differs
   (``phase: backward``). No existing kind names a backward-only fault more precisely: the data show
-  a backward call whose result differs while everything before it agrees, which is what a problem
-  node is; the gradient enters between two backward calls (a hook is no API), so at L1 the first
-  differing backward call differs in its input gradient too.
+  one backward call that differs while everything before it agrees; the gradient changes between two
+  backward calls (a hook is no API), so that call's input gradient already differs.
 """
 
 from __future__ import annotations
