@@ -8,6 +8,7 @@ Layout of ``<out>/<family>__<network>__<variant>__<level>_<task>/``::
 
     compare_result_<timestamp>.csv   what ``msprobe compare`` wrote (kept byte for byte)
     compare_result_<timestamp>.xlsx  with --xlsx
+    reference/dump.json, target/dump.json   the ``_dumpjson`` form: the two dumps msprobe compared
     diff_analyze/                    with --diff-analyze: the first-difference analysis files
     label.json                       the truth: family, kind, op, index, level, task, comparison file
     provenance.yaml                  msprobe/torch versions, both runs, the debugger config, commands
@@ -19,7 +20,14 @@ call of the pair's API that msprobe's own ``construct.json`` (from the target's 
 puts inside it; an input fault (``where`` None) enters the first call. ``index`` numbers the calls
 in the order the compare CSV lists them, as the advisor's msprobe reader does. In MD5 mode a
 precision change is labelled ``checksum_mismatch`` at the first call whose outputs' checksums
-differ while its inputs' agree.
+differ while its inputs' agree (with the whole model cast: the first whose outputs' differ). A
+backward-phase fault enters the backward call of the API (L0: of the module).
+
+Some scenarios are also written in another form (``realtool_catalog.XLSX``, ``DUMP_JSON``): the
+folder ``<name>__<level>_<task>_xlsx`` holds msprobe's ``--xlsx`` workbook of the same comparison,
+``..._dumpjson`` the two ``dump.json`` it compared; same label, its ``comparison`` the workbook or
+``target/dump.json`` (and ``bench``: ``reference/dump.json``). Every scenario passes
+``realtool_checks`` before it is written.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import pandas as pd
 import yaml
 
 from benchmarks.scenarios import msprobe_tool, realtool_checks
-from benchmarks.scenarios.realtool_catalog import CORPUS, FIXTURES, XLSX, PairSpec, RunSpec, select
+from benchmarks.scenarios.realtool_catalog import CORPUS, DUMP_JSON, FIXTURES, XLSX, PairSpec, RunSpec, select
 
 SOURCE = "msprobe"
 
@@ -158,20 +166,25 @@ class Scenario:
     pair: PairSpec
     task: str
     level: str
-    sheet: bool = False           # measured from msprobe's --xlsx workbook instead of its CSV
+    form: str = "csv"             # what the advisor reads: the CSV, the --xlsx workbook, the two dump.json
 
     @property
     def name(self) -> str:
-        return f"{self.pair.name}__{self.level}_{self.task}{'_xlsx' if self.sheet else ''}"
+        return f"{self.pair.name}__{self.level}_{self.task}{'' if self.form == 'csv' else '_' + self.form}"
+
+
+#: Scenarios also measured in another form than the CSV (``realtool_catalog.XLSX`` / ``DUMP_JSON``).
+FORMS = {"xlsx": XLSX, "dumpjson": DUMP_JSON}
 
 
 def plan(pairs: list[PairSpec], tasks: Sequence[str], levels: Sequence[str]) -> list[Scenario]:
-    """Every pair at every task and level asked for, and the workbook scenarios (``XLSX``) among them."""
-    csvs = [Scenario(p, t, lv) for p in pairs for t in tasks if t in p.tasks for lv in levels]
-    names = {p.name for p in pairs}
-    sheets = [Scenario(next(p for p in pairs if p.name == name), t, lv, sheet=True) for name, lv, t in XLSX
-              if name in names and t in tasks and lv in levels]
-    return csvs + sheets
+    """Every pair at every task and level asked for, and the other forms (``FORMS``) among them."""
+    scenarios = [Scenario(p, t, lv) for p in pairs for t in tasks if t in p.tasks for lv in levels]
+    by_name = {p.name: p for p in pairs}
+    for form, listed in FORMS.items():
+        scenarios += [Scenario(by_name[name], t, lv, form) for name, lv, t in listed
+                      if name in by_name and t in tasks and lv in levels]
+    return scenarios
 
 
 def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx: Sequence[str] = (),
@@ -199,7 +212,7 @@ def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx:
         scratch = work / "compare" / s.name
         shutil.rmtree(scratch, ignore_errors=True)
         asked = [msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "csv")]
-        if s.name in xlsx or s.sheet:
+        if s.name in xlsx or s.form == "xlsx":
             asked.append(msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "xlsx",
                                                    xlsx=True))
         if s.name in diff_analyze:
@@ -234,10 +247,14 @@ def _write_scenario(s: Scenario, out_root: Path, work: Path, store: DumpStore, a
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
-    csv = csvs[-1] if s.sheet else Path(shutil.copy2(csvs[-1], directory / csvs[-1].name))
+    csv = csvs[-1] if s.form != "csv" else Path(shutil.copy2(csvs[-1], directory / csvs[-1].name))
     sheets = [Path(shutil.copy2(path, directory / path.name)) for path in sorted((scratch / "xlsx").glob("*.xlsx"))]
-    if s.sheet and not sheets:
+    if s.form == "xlsx" and not sheets:
         raise ScenarioError("msprobe compare --xlsx wrote no workbook")
+    if s.form == "dumpjson":
+        for side, run in (("reference", s.pair.reference), ("target", s.pair.target)):
+            (directory / side).mkdir()
+            shutil.copy2(store.folder(run, s.task, s.level) / "dump.json", directory / side / "dump.json")
     if (scratch / "da").is_dir():
         (directory / "diff_analyze").mkdir()
         for path in sorted((scratch / "da").rglob("*.json")):
@@ -249,8 +266,10 @@ def _write_scenario(s: Scenario, out_root: Path, work: Path, store: DumpStore, a
         shutil.rmtree(directory)
         raise ScenarioError(f"does not show what its label ({label['kind']} {label['op']}) says: "
                             + "; ".join(problems))
-    if s.sheet:                   # the same comparison, as the workbook msprobe wrote beside it
+    if s.form == "xlsx":          # the same comparison, as the workbook msprobe wrote beside it
         label = {**label, "comparison": sheets[-1].name}
+    elif s.form == "dumpjson":    # the two dumps it compared: advisor run --bench ... --target ...
+        label = {**label, "comparison": "target/dump.json", "bench": "reference/dump.json"}
     (directory / "label.json").write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
     (directory / "provenance.yaml").write_text(
         yaml.safe_dump(provenance(s.pair, s.task, s.level, asked), sort_keys=False, width=110),

@@ -22,7 +22,7 @@ from __future__ import annotations
 from benchmarks.scenarios.realtool_families import FAMILIES
 from benchmarks.scenarios.realtool_spec import PairSpec, RunSpec
 
-__all__ = ["CORPUS", "FIXTURES", "XLSX", "PairSpec", "RunSpec", "select"]
+__all__ = ["CORPUS", "DUMP_JSON", "FIXTURES", "XLSX", "PairSpec", "RunSpec", "select"]
 
 
 def _train(key: str, **setup) -> RunSpec:
@@ -147,4 +147,19 @@ XLSX: tuple[tuple[str, str, str], ...] = (
     ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
     ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
     ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L0", "md5"),
+)
+
+#: Scenarios also measured from the two ``dump.json`` msprobe compared (folder ``..._dumpjson``:
+#: ``reference/dump.json``, ``target/dump.json``; ``advisor run --bench ... --target ...``).
+DUMP_JSON: tuple[tuple[str, str, str], ...] = (
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "L1", "statistics"),
+    ("msprobe_fp16_overflow__mlp__logits_half", "L1", "statistics"),
+    ("msprobe_clean_bf16__masked_transformer__attention_logits_bf16", "L1", "statistics"),
+    ("msprobe_clean_bf16__mlp__model_bf16", "mix", "statistics"),
+    ("msprobe_argument_mismatch__detector__bn_training_left_on", "L1", "statistics"),
+    ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__loss_reduction_sum", "L1", "statistics"),
+    ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L1", "statistics"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "mix", "statistics"),
 )

@@ -23,7 +23,7 @@ from advisor.pipeline import AnalysisOptions, analyse
 DATA = Path(__file__).resolve().parents[1] / "data" / "realtool"
 FIXTURES = sorted(p for p in DATA.iterdir() if (p / "label.json").is_file()) if DATA.is_dir() else []
 TRAINING_KINDS = {"argument_mismatch", "parameter_mismatch", "step_mismatch", "checksum_mismatch"}
-KINDS = {"consistent", "input_mismatch", *TRAINING_KINDS}
+KINDS = {"consistent", "input_mismatch", "fp16_overflow", "problem_node", *TRAINING_KINDS}
 #: The header msprobe 26.2.0 writes in each compare mode (its CompareConst), stack column last.
 BASIC = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
          "NPU Requires_grad", "Bench Requires_grad"]
