@@ -108,6 +108,7 @@ def select(families: list[str] | None = None) -> list[PairSpec]:
 
 #: The subset committed under tests/data/realtool: (pair name, level, task). Every kind, task and
 #: level appears; the first also gets msprobe's --xlsx workbook and -da first-difference files.
+#: Each is a few dozen KiB (small networks, statistics mostly).
 FIXTURES: tuple[tuple[str, str, str], ...] = (
     ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L1", "statistics"),
     ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "mix", "statistics"),
@@ -132,6 +133,28 @@ FIXTURES: tuple[tuple[str, str, str], ...] = (
     ("msprobe_input_mismatch__mtcnn_onet__mirrored_crop", "L1", "tensor"),
     ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L0", "statistics"),
     ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L1", "statistics"),
+    # the networks and faults of realtool_families
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "L1", "statistics"),
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_autocast", "mix", "statistics"),
+    ("msprobe_fp16_overflow__detector__box_head_half", "L0", "statistics"),
+    ("msprobe_fp16_overflow__mlp__logits_half", "L1", "tensor"),
+    ("msprobe_clean_bf16__masked_transformer__attention_logits_bf16", "L1", "statistics"),
+    ("msprobe_clean_fp16__masked_transformer__model_fp16", "L1", "statistics"),
+    ("msprobe_clean_bf16__mlp__model_bf16", "L0", "statistics"),
+    ("msprobe_clean_bf16__crepe_tiny__model_bf16", "L1", "statistics"),
+    ("msprobe_clean_fp16__detector__model_fp16", "L1", "md5"),
+    ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
+    ("msprobe_argument_mismatch__masked_transformer__cosine_head_eps0", "mix", "statistics"),
+    ("msprobe_argument_mismatch__detector__bn_training_left_on", "L1", "statistics"),
+    ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__loss_reduction_sum", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__dropout_p", "mix", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L1", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__end_of_text_padding", "L0", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__left_padding", "L1", "tensor"),
+    ("msprobe_parameter_mismatch__detector__cls_head_weights", "L1", "md5"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "L1", "statistics"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "L0", "statistics"),
 )
 
 

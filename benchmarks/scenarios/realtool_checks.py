@@ -7,9 +7,11 @@ float32 runs of the same script are bit-identical up to the fault, so "agree" me
 close. Rows msprobe
 could not pair (``N/A`` on either side: a call only one run makes, a gradient that is None) are not
 compared. ``parameters_grad`` rows belong to the backward call that produced them and are judged
-with it, not as a call of their own. In MD5 mode an in-place call's checksums (``Tensor.add_`` on a
-BatchNorm's counter) are taken at a moment that varies between runs of one script, so they are not
-evidence that the calls before a fault differ.
+with it, not as a call of their own, and a module's submodules (listed before it: they finish
+first) are part of its call. In MD5 mode the checksums of tensors changed in place (a BatchNorm's
+counter ``Tensor.add_``, its running statistics in training mode) are taken at a moment that varies
+between runs of one script: only the outputs of calls that are not in place say whether the calls
+before a fault agree.
 
 What each label promises:
 
@@ -17,7 +19,8 @@ What each label promises:
   agree (the whole forward pass too, for a backward-phase fault); no call before it has a non-finite
   target output where the reference's is finite (a ``masked_fill(-inf)`` is -inf in both);
 - ``input_mismatch``, ``parameter_mismatch``, ``step_mismatch``: an input of the call (or, at L0 and
-  mix, a parameter of the module) differs;
+  mix, a parameter of the module) differs; in statistics mode an input fault may instead show only
+  in the output (a mirrored crop has the same max/min/mean/norm);
 - ``argument_mismatch``: its tensor inputs agree, its output differs, and (where msprobe records
   arguments: API calls) an argument row differs;
 - ``problem_node``: forward: its inputs agree and its output differs; backward: it differs;
@@ -31,6 +34,7 @@ What each label promises:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -85,7 +89,9 @@ def check(pair: PairSpec, label: dict, csv: Path, calls: list[str], *, cast: boo
     inputs, outputs = this[this["io"] == "input"], this[this["io"] == "output"]
     tensors = inputs[~inputs["is_argument"]]
     if kind in ("input_mismatch", "parameter_mismatch", "step_mismatch") and \
-            not this[this["io"].isin(("input", "parameter"))]["differs"].any():
+            not this[this["io"].isin(("input", "parameter"))]["differs"].any() and \
+            not (kind == "input_mismatch" and label["task"] == "statistics" and outputs["differs"].any()):
+        # (max/min/mean/norm cannot see a rearranged input, a mirrored crop: its output differs)
         problems.append(f"{op}: no input or parameter differs")
     elif kind == "argument_mismatch":
         if tensors["differs"].any() or not outputs["differs"].any():
@@ -111,14 +117,18 @@ def check(pair: PairSpec, label: dict, csv: Path, calls: list[str], *, cast: boo
 def _check_before(pair: PairSpec, rows: pd.DataFrame, calls: list[str], op: str, task: str) -> list[str]:
     """The calls before ``op`` agree (and the whole forward pass for a backward fault), and none has
     a non-finite target output."""
-    earlier = set(calls[:calls.index(op)])
+    inside = re.match(r"^Module\.(.+)\.[^.]+\.(?:forward|backward)\.\d+$", op)
+    # a module's own submodules finish (and are listed) before it: they are part of the labelled call
+    earlier = {c for c in calls[:calls.index(op)] if not (inside and c.startswith(f"Module.{inside[1]}."))}
     if pair.phase == "backward":          # the forward pass; the optimizer's calls come after the backward
         backward = [c for c in calls if c.endswith(".backward") or ".backward." in c]
         earlier |= set(calls[:calls.index(backward[0])])
     before = rows[rows["call"].isin(earlier) & rows["direction"].notna()]
     problems = []
     if pair.precision is None:
-        judged = before[before["comparable"] & ~(before["in_place"] & (task == "md5"))]
+        judged = before[before["comparable"]]
+        if task == "md5":     # checksums of tensors changed in place are taken at a moment that varies
+            judged = judged[~judged["in_place"] & (judged["io"] == "output")]
         differing = judged[judged["differs"]]["call"].unique()
         if len(differing):
             problems.append(f"calls before {op} differ: {', '.join(differing[:3])}")
