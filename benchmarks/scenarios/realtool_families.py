@@ -106,7 +106,7 @@ def _fault(family: str, kind: str, network: str, variant: str, reference: RunSpe
 
 def _fault_pairs() -> tuple[PairSpec, ...]:
     ref = {n: _run(n, "inference", "reference") for n in ("masked_transformer", "detector", "decoder")}
-    train = {n: _run(n, "train_step", "reference") for n in ("masked_transformer", "mlp", "decoder")}
+    train = {n: _run(n, "train_step", "reference") for n in ("masked_transformer", "detector", "mlp", "decoder")}
     arg, inp = "msprobe_argument_mismatch", "msprobe_input_mismatch"
     grad = "msprobe_gradient_fault"
     return (
@@ -158,6 +158,9 @@ def _fault_pairs() -> tuple[PairSpec, ...]:
         _fault(grad, "problem_node", "decoder", "grad_hook_deconv", train["decoder"], "net.deconv",
                "Functional.conv_transpose2d", "a hook left on the ConvTranspose2d's output doubles its gradient",
                phase="backward", setup={"grad_scale": ("net.deconv", 2.0)}),
+        _fault(grad, "problem_node", "detector", "grad_hook_box_head", train["detector"], "net.box_head",
+               "Functional.conv2d", "a hook left on the box head's output halves its gradient (the class head "
+               "and the forward are untouched)", phase="backward", setup={"grad_scale": ("net.box_head", 0.5)}),
         PairSpec("msprobe_same_run", "consistent", "mlp", "rerun", train["mlp"], _run("mlp", "train_step", "rerun"),
                  description=f"{WHAT['mlp']}{TRAIN}, run twice with the same seed"),
     )
