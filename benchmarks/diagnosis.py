@@ -15,6 +15,8 @@ What counts as correct, per scenario:
   finding; anything else is a false alarm;
 * a kind the advisor diagnoses today (``advisor.diagnosis.ROOT_CAUSE_KINDS``): root-cause kind,
   op and index all match the label;
+* a scenario whose label names ``bench`` (the real-tool corpus's ``_dumpjson`` form) is the pair
+  of msprobe ``dump.json`` files: the advisor compares them itself (``--bench``/``--target``);
 * the preprocessing kinds (``EVIDENCE_KINDS``) are supported when the scenario holds its input
   dumps (the advisor then runs with ``--dumps`` and the scenario's ``build.json``, as a user
   would); without dumps the supported answer is ``input_mismatch`` at the Data op;
@@ -367,15 +369,19 @@ def analyse_scenario(directory: Path) -> ScenarioResult:
     config = directory / "build.json"
     model = directory / "model.onnx"
     seen = {"with_dumps": bool(dumps), "with_model": model.is_file()}
+    # A pair of msprobe dump.json (label "bench"): compared by the advisor itself, as --bench/--target.
+    bench = directory / label["bench"] if label.get("bench") else None
     try:
-        diagnosis = analyse(AnalysisOptions(comparison=csv, dumps=dumps, graph=model if model.is_file() else None,
+        diagnosis = analyse(AnalysisOptions(comparison=None if bench else csv, bench=bench,
+                                            target=csv if bench else None, dumps=dumps,
+                                            graph=model if model.is_file() else None,
                                             build_config=config if config.is_file() else None))
     except Exception as exc:  # noqa: BLE001 - a crash on a scenario is a measured miss, not a benchmark bug
         result = score(directory.name, label, None, error=f"{type(exc).__name__}: {exc}", **seen)
     else:
         result = score(directory.name, label, diagnosis, **seen)
     result.source = label.get("source", EMULATED)
-    result.comparison = str(csv)
+    result.comparison = None if bench else str(csv)      # the vendor advisor reads comparison tables only
     return result
 
 

@@ -3,10 +3,12 @@
 ``dump``: ``{"config": "<msprobe config.json>", "jobs": [JOB, ...]}``, each job one run to dump
 (:mod:`benchmarks.scenarios.msprobe_tool` writes the batch)::
 
-    {"network": "small_convnet" | one of cases.NETWORKS,
+    {"network": "small_convnet" | one of cases.NETWORKS | one of realtool_networks.NETWORKS,
      "seed": 0,
-     "mode": "train_step" | "eval" (small_convnet) | "inference" (the other networks),
+     "mode": "train_step" | "eval" (small_convnet) | "inference" (the other networks)
+             | "train_step" (realtool_networks, see benchmarks.scenarios.realtool_runs),
      "autocast": null | "bf16" | "fp16",              # CPU autocast of the forward
+     "cast": null | "bf16" | "fp16",                  # the whole model cast (not small_convnet)
      "setup": {...},                                   # small_convnet: training.TrainSetup fields
      "input_fault": null | "<catalog input-fault factory>",   # other networks: flipped_face...
      "perturbed_parameter": null | "<parameter name>",        # other networks: one layer's weights
@@ -27,12 +29,13 @@ from pathlib import Path
 
 import torch
 
-AUTOCAST = {None: None, "bf16": torch.bfloat16, "fp16": torch.float16}
+from benchmarks.scenarios import realtool_runs
+from benchmarks.scenarios.realtool_networks import NETWORKS
 
 
 def build_run(job: dict) -> tuple[torch.nn.Module, Callable[[], None]]:
     """The model to hook and the run to dump, as ``job`` describes them."""
-    autocast = AUTOCAST[job.get("autocast")]
+    autocast = realtool_runs.DTYPES[job.get("autocast")]
     if job["network"] == "small_convnet":
         from benchmarks.scenarios import training
 
@@ -43,6 +46,8 @@ def build_run(job: dict) -> tuple[torch.nn.Module, Callable[[], None]]:
             return model, lambda: training.train_step(model, optimizer, images, labels, seed=setup.seed + 7,
                                                       autocast=autocast)
         return model, lambda: training.evaluate(model, images, setup.dropout_in_eval, autocast=autocast)
+    if job["network"] in NETWORKS:
+        return realtool_runs.build_run(job)
     from benchmarks.scenarios import catalog
     from benchmarks.scenarios.cases import build_case
 
@@ -53,13 +58,14 @@ def build_run(job: dict) -> tuple[torch.nn.Module, Callable[[], None]]:
     if job.get("input_fault"):
         feeds = getattr(catalog, job["input_fault"])(case).target_feeds(feeds)
     if job.get("perturbed_parameter"):
-        with torch.no_grad():
-            weight = model.get_parameter(job["perturbed_parameter"])
-            generator = torch.Generator().manual_seed(1000 + job.get("seed", 0))
-            weight.copy_(torch.randn(weight.shape, generator=generator) * weight.std())
+        realtool_runs.reinitialise(model.get_parameter(job["perturbed_parameter"]), job.get("seed", 0))
     if job.get("argument"):
         argument = job["argument"]
         setattr(model.get_submodule(argument["module"]), argument["name"], argument["value"])
+    cast = realtool_runs.DTYPES[job.get("cast")]
+    if cast is not None:
+        model.to(cast)
+        feeds = {k: v.to(cast) if v.is_floating_point() else v for k, v in feeds.items()}
 
     def run() -> None:
         with torch.no_grad(), torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):

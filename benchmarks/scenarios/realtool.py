@@ -8,6 +8,7 @@ Layout of ``<out>/<family>__<network>__<variant>__<level>_<task>/``::
 
     compare_result_<timestamp>.csv   what ``msprobe compare`` wrote (kept byte for byte)
     compare_result_<timestamp>.xlsx  with --xlsx
+    reference/dump.json, target/dump.json   the ``_dumpjson`` form: the two dumps msprobe compared
     diff_analyze/                    with --diff-analyze: the first-difference analysis files
     label.json                       the truth: family, kind, op, index, level, task, comparison file
     provenance.yaml                  msprobe/torch versions, both runs, the debugger config, commands
@@ -19,7 +20,14 @@ call of the pair's API that msprobe's own ``construct.json`` (from the target's 
 puts inside it; an input fault (``where`` None) enters the first call. ``index`` numbers the calls
 in the order the compare CSV lists them, as the advisor's msprobe reader does. In MD5 mode a
 precision change is labelled ``checksum_mismatch`` at the first call whose outputs' checksums
-differ while its inputs' agree.
+differ while its inputs' agree (with the whole model cast: the first whose outputs' differ). A
+backward-phase fault enters the backward call of the API (L0: of the module).
+
+Some scenarios are also written in another form (``realtool_catalog.XLSX``, ``DUMP_JSON``): the
+folder ``<name>__<level>_<task>_xlsx`` holds msprobe's ``--xlsx`` workbook of the same comparison,
+``..._dumpjson`` the two ``dump.json`` it compared; same label, its ``comparison`` the workbook or
+``target/dump.json`` (and ``bench``: ``reference/dump.json``). Every scenario passes
+``realtool_checks`` before it is written.
 """
 
 from __future__ import annotations
@@ -36,29 +44,33 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from benchmarks.scenarios import msprobe_tool
-from benchmarks.scenarios.realtool_catalog import CORPUS, FIXTURES, PairSpec, RunSpec, select
+from benchmarks.scenarios import msprobe_tool, realtool_checks
+from benchmarks.scenarios.realtool_catalog import CORPUS, DUMP_JSON, FIXTURES, XLSX, PairSpec, RunSpec, select
 
 SOURCE = "msprobe"
 
 
 class DumpStore:
     """Dumps by run, task and level under ``work/<level>_<task>/batch<k>/`` (``manifest.json``
-    maps each run's key to its step folder); runs missing from the store are dumped in one batch."""
+    maps each run's key to its step folder, ``batch.json`` holds the jobs in the same order); runs
+    missing from the store are dumped in one batch. A run is found by its key *and* its job, so a
+    run whose definition changed is dumped again rather than read from a stale folder."""
 
     def __init__(self, work: Path) -> None:
         self.work = work
 
-    def _manifests(self, task: str, level: str) -> dict[str, Path]:
-        found: dict[str, Path] = {}
+    def _stored(self, task: str, level: str) -> dict[tuple[str, str], Path]:
+        found: dict[tuple[str, str], Path] = {}
         for manifest in sorted((self.work / f"{level}_{task}").glob("batch*/manifest.json")):
-            for key, folder in json.loads(manifest.read_text(encoding="utf-8")).items():
-                found[key] = manifest.parent / folder
+            jobs = json.loads((manifest.parent / "batch.json").read_text(encoding="utf-8"))["jobs"]
+            folders = json.loads(manifest.read_text(encoding="utf-8"))
+            for (key, folder), job in zip(folders.items(), jobs, strict=True):
+                found[(key, _canonical(job))] = manifest.parent / folder
         return found
 
     def ensure(self, runs: list[RunSpec], task: str, level: str) -> None:
-        have = self._manifests(task, level)
-        missing = list({r.key: r for r in runs if r.key not in have}.values())
+        have = self._stored(task, level)
+        missing = list({r.key: r for r in runs if (r.key, _canonical(r.job())) not in have}.values())
         if not missing:
             return
         root = self.work / f"{level}_{task}"
@@ -68,7 +80,11 @@ class DumpStore:
         (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 
     def folder(self, run: RunSpec, task: str, level: str) -> Path:
-        return self._manifests(task, level)[run.key]
+        return self._stored(task, level)[(run.key, _canonical(run.job()))]
+
+
+def _canonical(job: dict) -> str:
+    return json.dumps(job, sort_keys=True)
 
 
 def calls_in_order(csv: Path) -> list[str]:
@@ -81,31 +97,29 @@ def calls_in_order(csv: Path) -> list[str]:
 
 
 def fault_call(pair: PairSpec, level: str, calls: list[str], construct: dict[str, str | None]) -> str | None:
-    """The call the pair's fault enters (see the module docstring)."""
+    """The call the pair's fault enters (see the module docstring); a backward-phase fault enters
+    the backward call of ``api`` in ``where`` (at L0 the module's backward call)."""
     if pair.kind == "consistent":
         return None
-    forward = [c for c in calls if ".forward" in c]
     if pair.where is None:
-        return forward[0]
+        return next(c for c in calls if ".forward" in c)
+    phase = [c for c in calls if f".{pair.phase}" in c]
     module_prefix = f"Module.{pair.where}."
     if level == "L0":
-        return next(c for c in forward if c.startswith(module_prefix) and c.count(".") == pair.where.count(".") + 4)
-    inside = [c for c in forward if c.startswith(pair.api + ".")
+        return next(c for c in phase if c.startswith(module_prefix) and c.count(".") == pair.where.count(".") + 4)
+    inside = [c for c in phase if c.startswith(pair.api + ".")
               and (construct.get(c) or "").startswith(module_prefix)]
     return inside[0]
 
 
-def first_checksum_difference(csv: Path, calls: list[str]) -> str | None:
-    """MD5 mode: the first call whose outputs' checksums differ while its inputs' agree."""
-    from advisor.ingest.msprobe_names import split_tensor_names
-
-    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
-    parts = split_tensor_names(frame["NPU Name"])
-    frame["call"], frame["io"] = parts["call"], parts["io"]
-    frame["differs"] = frame["NPU MD5"] != frame["BENCH MD5"]
+def first_checksum_difference(csv: Path, calls: list[str], *, cast: bool = False) -> str | None:
+    """MD5 mode: the first call whose outputs' checksums differ while its inputs' agree; with the
+    whole model ``cast`` (its weights and input low-precision from the first call on, so no call's
+    inputs agree) the first call whose outputs' checksums differ."""
+    frame = realtool_checks.read_rows(csv, "md5")
     for call in calls:
         rows = frame[frame["call"] == call]
-        if rows[rows["io"] == "output"]["differs"].any() and not rows[rows["io"] == "input"]["differs"].any():
+        if rows[rows["io"] == "output"]["differs"].any() and (cast or not rows[rows["io"] == "input"]["differs"].any()):
             return call
     return None
 
@@ -113,10 +127,11 @@ def first_checksum_difference(csv: Path, calls: list[str]) -> str | None:
 def label_for(pair: PairSpec, task: str, level: str, csv: Path, construct: dict) -> dict:
     calls = calls_in_order(csv)
     kind, family = pair.kind, pair.family
-    if task == "md5" and pair.family.startswith("msprobe_clean_"):
+    if task == "md5" and pair.precision is not None:
         # MD5 mode of a precision change: its own family, so a family's rows share one kind
-        kind, op = "checksum_mismatch", first_checksum_difference(csv, calls)
-        family = pair.family.replace("msprobe_clean_", "msprobe_checksum_")
+        kind = "checksum_mismatch"
+        op = first_checksum_difference(csv, calls, cast=pair.target.cast is not None)
+        family = f"msprobe_checksum_{pair.precision}"
     else:
         op = fault_call(pair, level, calls, construct)
     return {"family": family, "kind": kind, "op": op, "index": calls.index(op) if op else None,
@@ -151,14 +166,25 @@ class Scenario:
     pair: PairSpec
     task: str
     level: str
+    form: str = "csv"             # what the advisor reads: the CSV, the --xlsx workbook, the two dump.json
 
     @property
     def name(self) -> str:
-        return f"{self.pair.name}__{self.level}_{self.task}"
+        return f"{self.pair.name}__{self.level}_{self.task}{'' if self.form == 'csv' else '_' + self.form}"
+
+
+#: Scenarios also measured in another form than the CSV (``realtool_catalog.XLSX`` / ``DUMP_JSON``).
+FORMS = {"xlsx": XLSX, "dumpjson": DUMP_JSON}
 
 
 def plan(pairs: list[PairSpec], tasks: Sequence[str], levels: Sequence[str]) -> list[Scenario]:
-    return [Scenario(p, t, lv) for p in pairs for t in tasks if t in p.tasks for lv in levels]
+    """Every pair at every task and level asked for, and the other forms (``FORMS``) among them."""
+    scenarios = [Scenario(p, t, lv) for p in pairs for t in tasks if t in p.tasks for lv in levels]
+    by_name = {p.name: p for p in pairs}
+    for form, listed in FORMS.items():
+        scenarios += [Scenario(by_name[name], t, lv, form) for name, lv, t in listed
+                      if name in by_name and t in tasks and lv in levels]
+    return scenarios
 
 
 def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx: Sequence[str] = (),
@@ -186,7 +212,7 @@ def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx:
         scratch = work / "compare" / s.name
         shutil.rmtree(scratch, ignore_errors=True)
         asked = [msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "csv")]
-        if s.name in xlsx:
+        if s.name in xlsx or s.form == "xlsx":
             asked.append(msprobe_tool.compare_args(target / "dump.json", reference / "dump.json", scratch / "xlsx",
                                                    xlsx=True))
         if s.name in diff_analyze:
@@ -209,7 +235,7 @@ def generate_all(scenarios: list[Scenario], out_root: Path, work: Path, *, xlsx:
 
 
 class ScenarioError(RuntimeError):
-    """msprobe wrote no comparison for a scenario."""
+    """msprobe wrote no comparison for a scenario, or it fails its self-check (realtool_checks)."""
 
 
 def _write_scenario(s: Scenario, out_root: Path, work: Path, store: DumpStore, asked: list[list[str]]) -> Path:
@@ -221,15 +247,29 @@ def _write_scenario(s: Scenario, out_root: Path, work: Path, store: DumpStore, a
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
-    csv = Path(shutil.copy2(csvs[-1], directory / csvs[-1].name))
-    for path in sorted((scratch / "xlsx").glob("*.xlsx")):
-        shutil.copy2(path, directory / path.name)
+    csv = csvs[-1] if s.form != "csv" else Path(shutil.copy2(csvs[-1], directory / csvs[-1].name))
+    sheets = [Path(shutil.copy2(path, directory / path.name)) for path in sorted((scratch / "xlsx").glob("*.xlsx"))]
+    if s.form == "xlsx" and not sheets:
+        raise ScenarioError("msprobe compare --xlsx wrote no workbook")
+    if s.form == "dumpjson":
+        for side, run in (("reference", s.pair.reference), ("target", s.pair.target)):
+            (directory / side).mkdir()
+            shutil.copy2(store.folder(run, s.task, s.level) / "dump.json", directory / side / "dump.json")
     if (scratch / "da").is_dir():
         (directory / "diff_analyze").mkdir()
         for path in sorted((scratch / "da").rglob("*.json")):
             shutil.copy2(path, directory / "diff_analyze" / path.name)
     construct_file = store.folder(s.pair.target, "statistics", "mix") / "construct.json"
     label = label_for(s.pair, s.task, s.level, csv, json.loads(construct_file.read_text(encoding="utf-8")))
+    problems = realtool_checks.check(s.pair, label, csv, calls_in_order(csv), cast=s.pair.target.cast is not None)
+    if problems:
+        shutil.rmtree(directory)
+        raise ScenarioError(f"does not show what its label ({label['kind']} {label['op']}) says: "
+                            + "; ".join(problems))
+    if s.form == "xlsx":          # the same comparison, as the workbook msprobe wrote beside it
+        label = {**label, "comparison": sheets[-1].name}
+    elif s.form == "dumpjson":    # the two dumps it compared: advisor run --bench ... --target ...
+        label = {**label, "comparison": "target/dump.json", "bench": "reference/dump.json"}
     (directory / "label.json").write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
     (directory / "provenance.yaml").write_text(
         yaml.safe_dump(provenance(s.pair, s.task, s.level, asked), sort_keys=False, width=110),

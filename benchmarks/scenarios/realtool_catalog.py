@@ -19,51 +19,10 @@ comparisons need (no rule diagnoses them yet):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from benchmarks.scenarios.realtool_families import FAMILIES
+from benchmarks.scenarios.realtool_spec import PairSpec, RunSpec
 
-PRECISIONS = {"fp32": None, "bf16": "bf16", "fp16": "fp16"}
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One run as ``benchmarks.scenarios.msprobe_dump`` takes it (see its job format)."""
-
-    key: str                                   # unique folder name of its dumps
-    network: str
-    mode: str                                  # train_step | eval | inference
-    seed: int = 0
-    autocast: str | None = None
-    setup: tuple[tuple[str, object], ...] = () # small_convnet: TrainSetup fields
-    input_fault: str | None = None
-    perturbed_parameter: str | None = None
-    argument: tuple[str, str, float] | None = None   # (module path, attribute, value)
-
-    def job(self) -> dict:
-        job: dict = {"network": self.network, "mode": self.mode, "seed": self.seed, "autocast": self.autocast,
-                     "setup": dict(self.setup), "input_fault": self.input_fault,
-                     "perturbed_parameter": self.perturbed_parameter}
-        if self.argument is not None:
-            module, name, value = self.argument
-            job["argument"] = {"module": module, "name": name, "value": value}
-        return job
-
-
-@dataclass(frozen=True)
-class PairSpec:
-    family: str
-    kind: str
-    network: str
-    variant: str
-    reference: RunSpec
-    target: RunSpec
-    where: str | None = None                   # module path where the fault enters; None: the input
-    api: str | None = None                     # the API inside that module that takes the fault
-    description: str = ""
-    tasks: tuple[str, ...] = field(default=("statistics", "tensor", "md5"))
-
-    @property
-    def name(self) -> str:
-        return f"{self.family}__{self.network}__{self.variant}"
+__all__ = ["CORPUS", "DUMP_JSON", "FIXTURES", "XLSX", "PairSpec", "RunSpec", "select"]
 
 
 def _train(key: str, **setup) -> RunSpec:
@@ -82,7 +41,8 @@ def _inference(network: str, key: str, **knobs) -> RunSpec:
 
 def _clean(network: str, ref: RunSpec, target: RunSpec, precision: str, what: str) -> PairSpec:
     return PairSpec(f"msprobe_clean_{precision}", "consistent", network, f"autocast_{precision}", ref, target,
-                    description=f"{what}: float32 reference vs the same run under CPU autocast to {precision}")
+                    description=f"{what}: float32 reference vs the same run under CPU autocast to {precision}",
+                    precision=precision)
 
 
 CORPUS: tuple[PairSpec, ...] = (
@@ -132,6 +92,7 @@ CORPUS: tuple[PairSpec, ...] = (
              where="blocks.1.norm2", api="Tensor.__add__",
              description="2-block byte transformer; block 1's second (written-out) LayerNorm adds eps=0.1 "
                          "to the variance instead of 1e-5"),
+    *FAMILIES,
 )
 
 
@@ -147,6 +108,7 @@ def select(families: list[str] | None = None) -> list[PairSpec]:
 
 #: The subset committed under tests/data/realtool: (pair name, level, task). Every kind, task and
 #: level appears; the first also gets msprobe's --xlsx workbook and -da first-difference files.
+#: Each is a few dozen KiB (small networks, statistics mostly).
 FIXTURES: tuple[tuple[str, str, str], ...] = (
     ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "L1", "statistics"),
     ("msprobe_argument_mismatch__small_convnet__layer_norm_eps", "mix", "statistics"),
@@ -171,4 +133,56 @@ FIXTURES: tuple[tuple[str, str, str], ...] = (
     ("msprobe_input_mismatch__mtcnn_onet__mirrored_crop", "L1", "tensor"),
     ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L0", "statistics"),
     ("msprobe_step_mismatch__small_convnet__one_step_ahead", "L1", "statistics"),
+    # the networks and faults of realtool_families
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "L1", "statistics"),
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_autocast", "mix", "statistics"),
+    ("msprobe_fp16_overflow__detector__box_head_half", "L0", "statistics"),
+    ("msprobe_fp16_overflow__mlp__logits_half", "L1", "tensor"),
+    ("msprobe_clean_bf16__masked_transformer__attention_logits_bf16", "L1", "statistics"),
+    ("msprobe_clean_fp16__masked_transformer__model_fp16", "L1", "statistics"),
+    ("msprobe_clean_bf16__mlp__model_bf16", "L0", "statistics"),
+    ("msprobe_clean_bf16__crepe_tiny__model_bf16", "L1", "statistics"),
+    ("msprobe_clean_fp16__detector__model_fp16", "L1", "md5"),
+    ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
+    ("msprobe_argument_mismatch__masked_transformer__cosine_head_eps0", "mix", "statistics"),
+    ("msprobe_argument_mismatch__detector__bn_training_left_on", "L1", "statistics"),
+    ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__loss_reduction_sum", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__dropout_p", "mix", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L1", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__end_of_text_padding", "L0", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__left_padding", "L1", "tensor"),
+    ("msprobe_parameter_mismatch__detector__cls_head_weights", "L1", "md5"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "L1", "statistics"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "L0", "statistics"),
+)
+
+
+#: Scenarios also measured from msprobe's ``--xlsx`` workbook (folder ``..._xlsx``, label
+#: ``comparison`` the .xlsx): (pair name, level, task). The workbook holds the CSV's rows; the
+#: advisor must read it the same way (``Diff`` cells, inf/NaN statistics, percentages).
+XLSX: tuple[tuple[str, str, str], ...] = (
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "L1", "statistics"),
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "mix", "tensor"),
+    ("msprobe_fp16_overflow__detector__box_head_half", "L1", "statistics"),
+    ("msprobe_clean_bf16__masked_transformer__attention_logits_bf16", "L1", "statistics"),
+    ("msprobe_argument_mismatch__detector__bn_training_left_on", "L1", "statistics"),
+    ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
+    ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L0", "md5"),
+)
+
+#: Scenarios also measured from the two ``dump.json`` msprobe compared (folder ``..._dumpjson``:
+#: ``reference/dump.json``, ``target/dump.json``; ``advisor run --bench ... --target ...``).
+DUMP_JSON: tuple[tuple[str, str, str], ...] = (
+    ("msprobe_fp16_overflow__masked_transformer__attention_logits_half", "L1", "statistics"),
+    ("msprobe_fp16_overflow__mlp__logits_half", "L1", "statistics"),
+    ("msprobe_clean_bf16__masked_transformer__attention_logits_bf16", "L1", "statistics"),
+    ("msprobe_clean_bf16__mlp__model_bf16", "mix", "statistics"),
+    ("msprobe_argument_mismatch__detector__bn_training_left_on", "L1", "statistics"),
+    ("msprobe_argument_mismatch__decoder__upsample_nearest", "L1", "statistics"),
+    ("msprobe_argument_mismatch__mlp__loss_reduction_sum", "L1", "statistics"),
+    ("msprobe_problem_node__masked_transformer__sqrt_kernel_nan", "L1", "statistics"),
+    ("msprobe_input_mismatch__masked_transformer__ids_off_by_one", "L1", "statistics"),
+    ("msprobe_gradient_fault__mlp__grad_hook_fc2", "mix", "statistics"),
 )

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from benchmarks.scenarios import inputs
+from benchmarks.scenarios.realtool_runs import reinitialise
 
 #: Crops of the photo that make the batches: (top, left) of a 128x128 box, resized to 32x32.
 CROPS: tuple[tuple[int, int], ...] = ((40, 168), (300, 60), (200, 300), (0, 0), (380, 380), (120, 40),
@@ -81,10 +82,7 @@ def build(setup: TrainSetup) -> tuple[SmallConvNet, torch.optim.Optimizer]:
     torch.manual_seed(setup.seed)
     model = SmallConvNet(layer_norm_eps=setup.layer_norm_eps)
     if setup.perturbed_layer is not None:
-        with torch.no_grad():
-            weight = model.get_parameter(setup.perturbed_layer)
-            generator = torch.Generator().manual_seed(setup.seed + 1000)
-            weight.copy_(torch.randn(weight.shape, generator=generator) * weight.std())
+        reinitialise(model.get_parameter(setup.perturbed_layer), setup.seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     for step in range(setup.steps_before):
         train_step(model, optimizer, *batch(100 + step), seed=setup.seed + step)

@@ -263,3 +263,29 @@ def test_each_source_gets_its_own_table_and_totals(tmp_path):
     text = format_report(bench)
     assert text.index("emulated corpus") < text.index("real-tool corpus (msprobe") < text.index("input_mismatch")
     assert "cannot read" in text          # vendor not run: no family has a vendor score
+
+
+def test_a_dump_json_pair_scenario_is_analysed_as_bench_and_target(tmp_path, monkeypatch):
+    """A real-tool scenario in the dumpjson form (label ``bench`` + ``comparison``: the two msprobe
+    dump.json) is run as ``advisor run --bench ... --target ...``, and the vendor advisor (which
+    reads comparison tables only) is not asked."""
+    scenario = tmp_path / "msprobe_fp16_overflow__mlp__logits_half__L1_statistics_dumpjson"
+    for side in ("reference", "target"):
+        (scenario / side).mkdir(parents=True)
+        (scenario / side / "dump.json").write_text('{"task": "statistics", "level": "L1", "data": {}}')
+    (scenario / "label.json").write_text(json.dumps({
+        "family": "msprobe_fp16_overflow", "kind": "fp16_overflow", "op": "Functional.linear.2.forward",
+        "index": 5, "source": "msprobe", "comparison": "target/dump.json", "bench": "reference/dump.json"}))
+    seen = []
+
+    def analyse(options):
+        seen.append(options)
+        return _diagnosis()
+
+    monkeypatch.setattr(bench_mod, "analyse", analyse)
+    result = bench_mod.analyse_scenario(scenario)
+    (options,) = seen
+    assert options.comparison is None
+    assert (options.bench, options.target) == (scenario / "reference" / "dump.json", scenario / "target" / "dump.json")
+    assert result.error is None and result.comparison is None and result.source == "msprobe"
+    assert result.got_kind == "consistent" and not result.correct

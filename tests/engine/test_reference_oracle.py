@@ -26,6 +26,15 @@ CASES = [(rule, case) for rule in CORE.rules for case in rule.cases]
 SCENARIOS = [d for corpus in ("scenarios", "realtool") for d in find_scenarios(REPO / "tests" / "data" / corpus)]
 
 
+def _scenario_case(directory: Path):
+    """A committed real-tool fixture the advisor cannot read today (issue 26) is a strict expected failure."""
+    from tests.scenarios.test_realtool_corpus import READ_WRONG_TODAY
+
+    marks = [pytest.mark.xfail(strict=True, reason=f"today: {READ_WRONG_TODAY[directory.name]}")] \
+        if directory.name in READ_WRONG_TODAY else []
+    return pytest.param(directory, id=f"{directory.parent.name}/{directory.name}", marks=marks)
+
+
 def signature(result: EngineResult, evidence: bool = True) -> tuple:
     """Findings, explanations and the rules that fired. ``evidence=False`` leaves out what comes from
     the first of several matches making the same finding (evidence, values, confidence): which match
@@ -51,7 +60,7 @@ def test_the_whole_pack_over_each_case_gives_the_same_findings_through_both(rule
     assert signature(run_rules(CORE.rules, facts)) == signature(run_reference(CORE.rules, facts))
 
 
-@pytest.mark.parametrize("directory", SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("directory", [_scenario_case(d) for d in SCENARIOS])
 def test_every_scenario_gives_the_same_findings_through_both(directory, monkeypatch):
     runs: list[tuple[list, list, dict | None, EngineResult]] = []
 
