@@ -94,6 +94,12 @@ REFINES: dict[str, tuple[str, ...]] = {"problem_node": ("fused_op_problem",)}
 LEVEL_LIMITED: dict[tuple[str, str], tuple[str, ...]] = {
     ("argument_mismatch", "L0"): ("problem_node", "single_point_deviation", "checksum_mismatch"),
 }
+#: MD5 mode says where bits start to differ and nothing about by how much: a fault that is not an input,
+#: an argument or a weight (which checksums do name) can only be answered as that place.
+TASK_LIMITED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("problem_node", "md5"): ("checksum_mismatch",),
+    ("fp16_overflow", "md5"): ("checksum_mismatch",),
+}
 _KIND_ORDER = (CONSISTENT, *ROOT_CAUSE_KINDS, *EVIDENCE_KINDS, *QUANT_KINDS, *TRAINING_KINDS)
 
 
@@ -347,7 +353,8 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
     else:
         op_right = error is None and got_op == op and got_index == index
         if status == "supported":
-            limited = LEVEL_LIMITED.get((kind, str(label.get("level"))), ())
+            limited = (*LEVEL_LIMITED.get((kind, str(label.get("level"))), ()),
+                       *TASK_LIMITED.get((kind, str(label.get("task"))), ()))
             correct = (kind_right or got_kind in limited) and op_right
         else:
             supported_right = supported_answer is not None and got_kind == supported_answer and op_right
@@ -531,8 +538,9 @@ def _format_source_table(bench: BenchmarkResult, source: str) -> str:
     limited = sorted({(s.label_kind, s.got_kind) for s in bench.scenarios if s.source == source and s.correct
                       and not s.kind_right and s.status == "supported" and s.label_kind != CONSISTENT})
     for label_kind, got_kind in limited:
-        out.append(f"level-limited: {label_kind} answered {got_kind} at the labelled op (level L0 dumps no "
-                   "arguments)")
+        why = "MD5 mode says where bits differ, not by how much" if got_kind == "checksum_mismatch" \
+            and label_kind != "argument_mismatch" else "level L0 dumps no arguments"
+        out.append(f"level-limited: {label_kind} answered {got_kind} at the labelled op ({why})")
     return "\n".join(out)
 
 

@@ -114,8 +114,9 @@ FLOW_KEY = ("golden_max", "golden_min", "golden_mean", "golden_norm")
 def unconsumed_outputs(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray | None:
     """The network outputs of a comparison that lists each call's inputs (msprobe): the forward ops
     with a float output that no later forward call takes as data (the same statistics on the
-    reference side), every head of a multi-output network and a training step's loss. None when the
-    comparison cannot say (no forward direction, no statistics, inputs not listed)."""
+    reference side), every head of a multi-output network and a training step's loss; and the ops
+    that compute a parameter's gradient. None when the comparison cannot say (no forward direction,
+    no statistics, inputs not listed)."""
     if "role" not in rows or frame["golden_norm"].isna().all():
         return None
     forward = (frame["direction"] == "forward").fillna(False).to_numpy(dtype=bool)
@@ -134,6 +135,8 @@ def unconsumed_outputs(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFram
     matched = produced.merge(taken, on=list(FLOW_KEY), how="left")
     later = (matched["taken_at"] > matched["at"]).groupby(matched["at"]).any()
     free_rows = later.index.to_numpy()[~later.to_numpy(dtype=bool)]
+    # A training step's other outputs: the gradients of its parameters, which the update uses.
+    free_rows = np.union1d(free_rows, np.flatnonzero(rows["param_grad"].to_numpy(dtype=bool)))
     op_index = frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)[free_rows]
     return ops.index.isin(op_index[np.isfinite(op_index)].astype(np.int64))
 

@@ -295,3 +295,24 @@ def mark_inserted_normalization(ops: pd.DataFrame) -> None:
         for position, names in found.items():
             codes[position] = texts.index(names[part])
         ops[column] = coded_from(codes, texts)
+
+
+def gradient_owner(ops: pd.DataFrame) -> np.ndarray:
+    """Per op, the position of the backward call that computes it when it is a module's parameter
+    gradients (msprobe L0 lists ``Module.fc2.Linear``'s gradients as an op of their own, just before or
+    just after ``Module.fc2.Linear.backward.0``); -1 for every other op."""
+    owner = np.full(len(ops), -1, dtype=np.int64)
+    candidates = np.flatnonzero((ops["direction"] == "backward").fillna(False).to_numpy(dtype=bool)
+                                & (ops["in_rows"] == 0).to_numpy(dtype=bool))
+    if not len(candidates):
+        return owner
+    names = ops["op"].astype(object).to_numpy()
+    for at in candidates:
+        name = names[at]
+        if not isinstance(name, str) or ".backward." in name or ".forward." in name:
+            continue
+        for near in (at + 1, at - 1):
+            if 0 <= near < len(ops) and isinstance(names[near], str) and names[near].startswith(name + ".backward."):
+                owner[at] = near
+                break
+    return owner

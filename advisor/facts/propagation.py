@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..ingest.table import coded_from, lower_isin
 from .graph_join import GraphJoin, narrowing
+from .ops import gradient_owner
 from .training import IDENTICAL_BY
 
 
@@ -93,7 +94,9 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, 
     when a graph was given; else from the op before it in execution order."""
     out_dev = ops["out_deviates"]
     prev_out_dev = out_dev.shift(1, fill_value=False).astype(bool)
-    earlier_dev = out_dev.cumsum().shift(1, fill_value=0) > 0
+    # (a module's parameter gradients are part of its backward call, not an op before it)
+    owner = gradient_owner(ops)
+    earlier_dev = (out_dev & (owner < 0)).cumsum().shift(1, fill_value=0) > 0
     has_inputs = ops["in_rows"] > 0
     by_graph = np.zeros(len(ops), dtype=bool) if graph is None else graph["known"] & ~has_inputs.to_numpy()
     ops["inputs_known"] = has_inputs
@@ -102,6 +105,11 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, 
     prev_agree = ~prev_out_dev.to_numpy(dtype=bool)
     if graph is not None:
         prev_agree = np.where(by_graph, ~graph["deviates"], prev_agree)
+    # A module's parameter gradients (msprobe L0 lists them just before the module's backward call)
+    # are computed by that call from its inputs: they agree when its inputs do.
+    owned = owner >= 0
+    in_dev = ops["in_deviates"].to_numpy(dtype=bool)
+    prev_agree = np.where(owned, ~in_dev[np.maximum(owner, 0)], prev_agree)
     # An op whose parameters or arguments differ does not receive agreeing inputs, whatever its data.
     ops["inputs_agree"] = (np.where(has_inputs, ~ops["in_deviates"], prev_agree)
                            & ~ops["param_differs"].to_numpy(dtype=bool) & ~ops["arg_differs"].to_numpy(dtype=bool))
@@ -109,6 +117,7 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, 
     # The first disagreement of the whole network shows on an op's *inputs*: it entered in an op the
     # comparison does not cover (a target-only Cast/TransData, an op dumped on one side only).
     ops["hidden_entry"] = has_inputs & ops["in_deviates"] & ~earlier_dev & ~ops["is_input"]
+    ops["hidden_entry"] &= ~entered_in_enclosing_module(ops)
     previous_cosine = ops["out_cosine"].shift(1)
     prev_overflow = ops["out_overflow"].shift(1, fill_value=False).astype(bool)
     if graph is not None:
@@ -122,6 +131,43 @@ def mark_entries(ops: pd.DataFrame, graph: dict[str, np.ndarray] | None = None, 
     after = out_dev[::-1].cumsum()[::-1] - out_dev
     ops["downstream_deviating"] = after.astype("int64")
     recovery_features(ops, has_inputs, clean_ops)
+
+
+def entered_in_enclosing_module(ops: pd.DataFrame, reach: int = 64) -> np.ndarray:
+    """Hidden entries that are the work of the module enclosing them. msprobe lists a module when it
+    returns, so at level L0 a child module (``Module.attention.proj.Linear``) comes before its parent
+    (``Module.attention.MaskedAttention``): when code of the parent's own between two children (a
+    matmul, a softmax) goes wrong, the first disagreement shows on the next child's inputs, and the
+    parent, listed within ``reach`` ops after it, is where error enters (its inputs agree, its output
+    does not)."""
+    found = np.zeros(len(ops), dtype=bool)
+    hidden = np.flatnonzero(ops["hidden_entry"].to_numpy(dtype=bool))
+    if not len(hidden):
+        return found
+    names = ops["op"].astype(object).to_numpy()
+    enters = ops["error_enters"].to_numpy(dtype=bool)
+    for at in hidden:
+        path = module_path(names[at])
+        if path is None:
+            continue
+        for later in range(at + 1, min(at + 1 + reach, len(ops))):
+            parent = module_path(names[later])
+            if parent is not None and path.startswith(parent + ".") and enters[later]:
+                found[at] = True
+                break
+    return found
+
+
+def module_path(name: object) -> str | None:
+    """``attention.proj`` of ``Module.attention.proj.Linear.forward.0`` (``Cell.`` for MindSpore);
+    None for an API call or a name of another form."""
+    if not isinstance(name, str) or not name.startswith(("Module.", "Cell.")):
+        return None
+    parts = name.split(".")
+    for at, word in enumerate(parts):
+        if word in ("forward", "backward") and at >= 3:
+            return ".".join(parts[1:at - 1])
+    return None
 
 
 def _segment_max(values: np.ndarray, starts: np.ndarray, stops: np.ndarray, empty: float) -> np.ndarray:

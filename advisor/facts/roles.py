@@ -89,16 +89,11 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
     name = np.full(n, -1, dtype=np.int32)   # codes into names
     names: list[str] = []
     # Known slots: one dictionary look-up per distinct (API, slot) pair.
-    slot = frame["slot"]
-    inputs = io_is.get("input", nowhere) & slot.notna().to_numpy(dtype=bool) & frame["op_type"].notna().to_numpy(
-        dtype=bool)
+    inputs = io_is.get("input", nowhere) & frame["slot"].notna().to_numpy(dtype=bool) & frame[
+        "op_type"].notna().to_numpy(dtype=bool)
     if inputs.any() and catalog.slots:
         at = np.flatnonzero(inputs)
-        type_codes, types = pd.factorize(frame["op_type"].iloc[at])
-        slot_codes, slots = pd.factorize(np.maximum(slot.to_numpy(dtype=np.int64, na_value=-1)[at], -1))
-        width = len(slots)
-        codes, pairs = pd.factorize(type_codes.astype(np.int64) * width + slot_codes)
-        looked_up = [catalog.slots.get((str(types[p // width]), int(slots[p % width]))) for p in pairs.tolist()]
+        codes, looked_up = _slot_entries(frame, at, catalog)
         known = np.array([e is not None for e in looked_up], dtype=bool)
         if known.any():
             hit = known[codes]
@@ -117,6 +112,33 @@ def tensor_roles(frame: pd.DataFrame, backward: np.ndarray) -> tuple[np.ndarray,
     gradient = backward | io_is.get("parameter_grad", nowhere)
     role[gradient & (role != code["argument"])] = code["gradient"]
     return role, pd.Categorical.from_codes(name, categories=names)
+
+
+def _slot_entries(frame: pd.DataFrame, at: np.ndarray,
+                  catalog: RoleCatalog) -> tuple[np.ndarray, list[tuple[str, str] | None]]:
+    """The catalog entry of each row ``at`` (an API's positional slot): a code per row into the
+    entries of the distinct (API, slot) pairs, one dictionary look-up per pair."""
+    type_codes, types = pd.factorize(frame["op_type"].iloc[at])
+    slot_codes, slots = pd.factorize(np.maximum(frame["slot"].to_numpy(dtype=np.int64, na_value=-1)[at], -1))
+    width = len(slots)
+    codes, pairs = pd.factorize(type_codes.astype(np.int64) * width + slot_codes)
+    return codes, [catalog.slots.get((str(types[p // width]), int(slots[p % width]))) for p in pairs.tolist()]
+
+
+def parameter_gradients(frame: pd.DataFrame, backward: np.ndarray) -> np.ndarray:
+    """Per row: the gradient of a parameter, what a training step's update uses: a module's
+    ``parameters_grad`` rows, and the backward outputs of an API at the slot its forward call takes
+    a parameter in (``Functional.linear.0.backward.output.1`` is the weight's gradient)."""
+    catalog = load_roles()
+    io = frame["io"]
+    found = (io == "parameter_grad").fillna(False).to_numpy(dtype=bool, copy=True)
+    outputs = backward & (io == "output").fillna(False).to_numpy(dtype=bool) & frame["slot"].notna().to_numpy(
+        dtype=bool) & frame["op_type"].notna().to_numpy(dtype=bool)
+    if outputs.any() and catalog.slots:
+        at = np.flatnonzero(outputs)
+        codes, entries = _slot_entries(frame, at, catalog)
+        found[at] = np.array([e is not None and e[0] == "parameter" for e in entries], dtype=bool)[codes]
+    return found
 
 
 def backward_rows(frame: pd.DataFrame) -> np.ndarray:

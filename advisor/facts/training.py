@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..ingest.table import equal_texts, row_at
 from .modes import mark_mode_evidence
+from .ops import gradient_owner
 from .roles import (
     ROLES,
     STATE_ROLES,
@@ -31,6 +32,7 @@ from .roles import (
     argument_values,
     backward_rows,
     load_roles,
+    parameter_gradients,
     rounding_tolerance,
     tensor_roles,
 )
@@ -66,6 +68,8 @@ def judge_roles(frame: pd.DataFrame, rows: pd.DataFrame) -> None:
     deviates = rows["deviates"].to_numpy(dtype=bool) & ~argument & ~counter
     rows["deviates"] = deviates | state_differs | rows["buffer_differs"].to_numpy(dtype=bool)
     rows["backward"] = backward
+    rows["param_grad"] = comparable & parameter_gradients(frame, backward) if backward.any() else np.zeros(
+        len(frame), dtype=bool)
     rows["role"] = pd.Categorical.from_codes(role, categories=ROLES)   # one byte per row
     rows["role_name"] = role_name
     rows["state_differs"] = state_differs
@@ -179,6 +183,8 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     ops["bits_first"] = False
     if len(bits):
         first_op = int(position[bits].min())
+        owner = gradient_owner(ops)[first_op]   # a module's gradients: where its backward call is
+        first_op = int(owner) if owner >= 0 else first_op
         at = int(bits[position[bits] == first_op][0])
         npu_dtype, golden_dtype = frame["npu_dtype"].iloc[at], frame["golden_dtype"].iloc[at]
         _set(ops, first_op, bits_first=True, bits_tensor=tensor_ids[at], bits_role=role[at],

@@ -6,8 +6,11 @@ A dump is msprobe's ``dump.json`` (statistics mode: ``{"task", "level", "framewo
 ptdbg ``.pkl`` dump, which is text, one JSON array per line: ``[name, stack_id, [], dtype, shape,
 [max, min, mean(, norm)]]``. It is never unpickled: a binary pickle is refused.
 
-A tensor is an item with ``dtype`` and ``shape``; scalars, strings and ``None`` arguments are left
-out. Its name follows msprobe's compare CSV: ``<call>.input.<n>`` (positional, nested ``<n>.<m>``),
+A tensor is an item with ``dtype`` and ``shape``; an argument is an item ``{"type": "int" | "float" |
+"bool" | "str" ..., "value": ...}`` (``input_kwargs`` and positional alike): it becomes a row as msprobe's
+compare CSV prints it, dtype ``<class 'int'>`` (``python.int``), a number's value as its statistics, a
+bool's or a string's as ``npu_arg`` / ``golden_arg`` (``True``, ``nearest``); ``None`` is left out.
+Its name follows msprobe's compare CSV: ``<call>.input.<n>`` (positional, nested ``<n>.<m>``),
 ``<call>.input.<keyword>``, ``<call>.output.<n>``, ``<call>.parameters.<name>``.
 
 Calls are paired by advisor/ingest/call_matching.py (exact name, then normalised across
@@ -50,7 +53,7 @@ STAT_KEYS = {"Max": "max", "Min": "min", "Mean": "mean", "Norm": "norm"}
 NAME_WORDS = {"input_args": "input", "input_kwargs": "input", "input": "input", "output": "output",
               "parameters": "parameters"}
 # io: canonical (input, output, parameter, parameter_grad); line: of the tensor, or of its call's key
-TENSOR_COLUMNS = ("call", "tensor_id", "io", "arg", "dtype", "shape", *STATS, "md5", "nonfinite", "line")
+TENSOR_COLUMNS = ("call", "tensor_id", "io", "arg", "dtype", "shape", *STATS, "md5", "nonfinite", "text", "line")
 
 
 @dataclass
@@ -159,7 +162,10 @@ def _tensors(path: Path, call: str, prefix: str, io: str, value: Any, arg: str) 
         name = f"{prefix}.{arg}" if arg else prefix
         stats = [_stat(path, name, value, key) for key in STAT_KEYS]
         yield (call, name, io, arg or None, str(value["dtype"]), _shape_text(value["shape"]), *stats, _md5(value),
-               _nonfinite_extrema(value.get("Max"), value.get("Min")))
+               _nonfinite_extrema(value.get("Max"), value.get("Min")), None)
+    elif isinstance(value, dict) and "type" in value and "value" in value:
+        if value["value"] is not None:
+            yield _argument(call, f"{prefix}.{arg}" if arg else prefix, io, arg, value)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             yield from _tensors(path, call, prefix, io, item, f"{arg}.{i}" if arg else str(i))
@@ -176,6 +182,18 @@ def _stat(path: Path, name: str, tensor: dict[str, Any], key: str) -> float:
         return float(value)  # bool (Bool tensors) -> 0.0 / 1.0; "inf" / "nan" strings too
     except (TypeError, ValueError):
         raise InputFormatError(f"bad number {value!r}", path=path, field=f"{name}.{key}") from None
+
+
+def _argument(call: str, name: str, io: str, arg: str, item: dict[str, Any]) -> tuple:
+    """An argument's row, as msprobe's compare CSV prints one: a number's value as every statistic; a
+    bool's or a string's value as text (``True``, ``nearest``), no statistics."""
+    value = item["value"]
+    dtype = f"<class '{item['type']}'>"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        return (call, name, io, arg or None, dtype, "[]", number, number, number, abs(number), None,
+                not np.isfinite(number), None)
+    return (call, name, io, arg or None, dtype, "[]", np.nan, np.nan, np.nan, np.nan, None, False, str(value))
 
 
 def _nonfinite_extrema(*values: Any) -> bool:
@@ -234,10 +252,12 @@ def _load_pkl_text(path: Path, text: str) -> Dump:
             values = [float(v) if v is not None else np.nan for v in (stats + [None] * 4)[:4]]
         except (TypeError, ValueError):
             raise InputFormatError(f"bad statistics {stats!r}", path=path, line=number) from None
-        records.append((str(name), str(dtype), _shape_text(shape), *values, _nonfinite_extrema(*stats[:2]), number))
+        records.append((str(name), str(dtype), _shape_text(shape), *values, _nonfinite_extrema(*stats[:2]), None,
+                        number))
     if not records:
         raise InputFormatError("empty dump", path=path)
-    frame = pd.DataFrame.from_records(records, columns=["tensor_id", "dtype", "shape", *STATS, "nonfinite", "line"])
+    frame = pd.DataFrame.from_records(records, columns=["tensor_id", "dtype", "shape", *STATS, "nonfinite", "text",
+                                                       "line"])
     parts = split_tensor_names(frame["tensor_id"])
     frame["call"] = parts["call"].fillna(frame["tensor_id"]).astype(object)
     frame["io"] = parts["io"].astype(object)
@@ -309,6 +329,8 @@ def _canonical_frame(rows: pd.DataFrame) -> pd.DataFrame:
         columns[f"{side}_nonfinite"] = pd.arrays.BooleanArray(nonfinite & present, ~present)
     for diff, (npu_stat, golden_stat) in STAT_PAIRS.items():
         columns[diff] = relative_differences(columns[npu_stat], columns[golden_stat])
+    columns["npu_arg"] = rows["t_text"].astype("string").array
+    columns["golden_arg"] = rows["b_text"].astype("string").array
     columns["source_line"] = rows["t_line"].fillna(rows["b_line"]).fillna(0).to_numpy(dtype=np.int64)
     return pd.DataFrame({name: columns[name] if name in columns else na_column(name, n) for name in COLUMNS},
                         copy=False)

@@ -27,12 +27,7 @@ SCENARIOS = [d for corpus in ("scenarios", "realtool") for d in find_scenarios(R
 
 
 def _scenario_case(directory: Path):
-    """A committed real-tool fixture the advisor cannot read today (issue 26) is a strict expected failure."""
-    from tests.scenarios.test_realtool_corpus import READ_WRONG_TODAY
-
-    marks = [pytest.mark.xfail(strict=True, reason=f"today: {READ_WRONG_TODAY[directory.name]}")] \
-        if directory.name in READ_WRONG_TODAY else []
-    return pytest.param(directory, id=f"{directory.parent.name}/{directory.name}", marks=marks)
+    return pytest.param(directory, id=f"{directory.parent.name}/{directory.name}")
 
 
 def signature(result: EngineResult, evidence: bool = True) -> tuple:

@@ -79,47 +79,10 @@ def test_label_points_at_a_call_of_the_file(directory):
     assert calls[label["index"]] == label["op"]
 
 
-#: Fixtures the advisor reads or diagnoses wrongly today (issue 26), with what it answers: strict
-#: expected failures, so each fix shows up as an unexpected pass and its entry is removed then.
-READ_WRONG_TODAY = {
-    name: "exits 2 on msprobe's 'Diff' cell (a bool/str argument or a bool tensor differs)" for name in (
-        "msprobe_argument_mismatch__decoder__upsample_nearest__L1_statistics",
-        "msprobe_argument_mismatch__detector__bn_training_left_on__L1_statistics",
-        "msprobe_argument_mismatch__mlp__loss_reduction_sum__L1_statistics",
-        "msprobe_input_mismatch__masked_transformer__end_of_text_padding__L0_statistics")}
-PRECISION_AS_STEP = "step_mismatch at the first call: a whole-model cast read as another training step"
-DIAGNOSED_WRONG_TODAY = {
-    **READ_WRONG_TODAY,
-    "msprobe_clean_bf16__crepe_tiny__model_bf16__L1_statistics": PRECISION_AS_STEP,
-    "msprobe_clean_bf16__masked_transformer__attention_logits_bf16__L1_statistics": PRECISION_AS_STEP,
-    "msprobe_clean_bf16__mlp__model_bf16__L0_statistics": PRECISION_AS_STEP,
-    "msprobe_clean_fp16__detector__model_fp16__L1_md5": PRECISION_AS_STEP + " (md5)",
-    "msprobe_clean_fp16__masked_transformer__model_fp16__L1_statistics": PRECISION_AS_STEP,
-    "msprobe_fp16_overflow__detector__box_head_half__L0_statistics": PRECISION_AS_STEP + "; the inf box output unseen",
-    "msprobe_fp16_overflow__masked_transformer__attention_logits_half__L1_statistics": PRECISION_AS_STEP +
-        "; the inf matmul and NaN output unseen",
-    "msprobe_fp16_overflow__mlp__logits_half__L1_tensor": PRECISION_AS_STEP + "; the inf output unseen",
-    "msprobe_fp16_overflow__masked_transformer__attention_logits_autocast__mix_statistics":
-        "single_point_deviation (warning) at the overflowing matmul, with a NaN network output",
-    "msprobe_gradient_fault__mlp__grad_hook_fc2__L0_statistics":
-        "problem_node at fc2's parameters_grad pseudo-call (@11), not its backward call",
-    "msprobe_gradient_fault__mlp__grad_hook_fc2__L1_statistics": "single_point_deviation (warning)",
-    "msprobe_input_mismatch__masked_transformer__ids_off_by_one__L1_statistics":
-        "problem_node at the embedding: the int64 ids that differ are passed over",
-    "msprobe_problem_node__masked_transformer__sqrt_kernel_nan__L1_statistics": "consistent, with a NaN output",
-}
-
-
-def _read_case(directory: Path):
-    marks = [pytest.mark.xfail(strict=True, reason=f"today: {READ_WRONG_TODAY[directory.name]}")] \
-        if directory.name in READ_WRONG_TODAY else []
-    return pytest.param(directory, id=directory.name, marks=marks)
-
-
 FORMATS = {"statistics": "msprobe-summary", "tensor": "msprobe", "md5": "msprobe-md5"}
 
 
-@pytest.mark.parametrize("directory", [_read_case(d) for d in FIXTURES])
+@pytest.mark.parametrize("directory", FIXTURES, ids=[d.name for d in FIXTURES])
 def test_every_fixture_loads_through_the_advisors_ingest(directory):
     label = _label(directory)
     csv = directory / label["comparison"]
@@ -143,8 +106,6 @@ BEYOND_THE_DATA = {
 def _diagnosis_case(directory: Path):
     marks = [pytest.mark.xfail(strict=True, reason="the fault leaves no trace in what msprobe compared")] \
         if directory.name in BEYOND_THE_DATA else []
-    if directory.name in DIAGNOSED_WRONG_TODAY:
-        marks = [pytest.mark.xfail(strict=True, reason=f"today: {DIAGNOSED_WRONG_TODAY[directory.name]}")]
     return pytest.param(directory, id=directory.name, marks=marks)
 
 
