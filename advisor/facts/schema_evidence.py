@@ -147,6 +147,14 @@ LAYER_FIELDS: dict[str, tuple[str, str]] = {
     "a_range_low": (NUMBER, "the calibrated range's low end, on the golden input"),
     "a_range_high": (NUMBER, "the calibrated range's high end, on the golden input"),
     "a_range_ratio": (NUMBER, "calibrated max |range| / max|x| of the golden input (< 1 clips, >> 1 wastes codes)"),
+    "a_range_stated": (BOOL, "the build config lists the calibrated range of this input (under any of its names: "
+                             "the op's input, the producer's output, the ONNX tensor)"),
+    "a_range_tensor": (STRING, "the name the config lists that range under"),
+    "a_reproducing_range_ratio": (NUMBER, "range unstated: how many times the golden input's own [min, max] a "
+                                          "calibrated range must span for the re-quantised layer to add the "
+                                          "observed error (absent: no range up to quant.range_search_max does)"),
+    "a_reproducing_range_low": (NUMBER, "that range's low end"),
+    "a_reproducing_range_high": (NUMBER, "that range's high end"),
     "a_calibration": (STRING, "how the build quantises the input, e.g. 'per-tensor symmetric int8, range [0, 1]'"),
     "a_calibration_zh": (STRING, "the same in Chinese"),
     "a_nonfinite": (NUMBER, "non-finite values in the golden input (the layer is then not recomputed)"),
