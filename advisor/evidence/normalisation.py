@@ -149,3 +149,28 @@ def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray,
     size = max(mean.size, std.size)
     m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
     return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
+
+
+def normalization_stats_errors(target: tuple[float, float], golden: tuple[float, float], mean: float, std: float,
+                               abs_tolerance: float, rel_tolerance: float) -> dict[str, float]:
+    """How well the whole-tensor (mean, std) of the two inputs - all a comparison table keeps of them
+    (msaccucmp's StandardDeviation cell) - fit a *known* normalisation ``(x - mean) / std``, with
+    nothing fitted. Each value is the larger of the mean's and the std's discrepancy between the
+    statistics predicted from one side and the other side's own, in units of their rounding
+    (``abs_tolerance + rel_tolerance * |value|`` per printed number, carried through the map):
+    <= 1 is consistent within it.
+
+    - ``again``: the target is the golden input normalised once more, ``t = (g - mean) / std``;
+    - ``expected``: the target is the raw input a normalising model expects, ``g = (t - mean) / std``;
+    - ``identity``: the statistics as they are (large: the normalisation is told apart from no change).
+    """
+    def tolerance(value: float) -> float:
+        return abs_tolerance + rel_tolerance * abs(value)
+
+    def error(source: tuple[float, float], result: tuple[float, float], m: float, s: float) -> float:
+        predicted = ((source[0] - m) / s, source[1] / abs(s))
+        return max(abs(p - r) / (tolerance(v) / abs(s) + tolerance(r))
+                   for p, r, v in zip(predicted, result, source, strict=True))
+
+    return {"again": error(golden, target, mean, std), "expected": error(target, golden, mean, std),
+            "identity": error(golden, target, 0.0, 1.0)}

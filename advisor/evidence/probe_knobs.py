@@ -27,6 +27,8 @@ class ProbeKnobs:
     scale_offset_tolerance: float       # |b| / (a * rms) within this: a pure scale
     known_tolerance: float              # relative tolerance when naming well-known mean/std constants
     max_samples: int                    # samples of a batch surveyed one by one
+    stats_abs_tolerance: float          # rounding of a printed mean/std (msaccucmp prints 3 decimals) ...
+    stats_rel_tolerance: float          # ... plus this share of the value: statistics agree within both
 
     @classmethod
     def from_thresholds(cls, thresholds: Thresholds | None = None) -> ProbeKnobs:

@@ -88,6 +88,18 @@ EVIDENCE_FIELDS: dict[str, tuple[str, str]] = {
                                    "constants: the target input is normalised once more"),
     "cfg_norm_expected_fit": (NUMBER, "R² (nothing fitted) of golden = (target - mean) / std with the build's "
                                       "constants: the target is the raw input the normalising model expects"),
+    "stats_target_mean": (NUMBER, "the target input's mean as the comparison gives it (its statistics columns)"),
+    "stats_target_std": (NUMBER, "the target input's standard deviation as the comparison gives it"),
+    "stats_golden_mean": (NUMBER, "the golden input's mean as the comparison gives it"),
+    "stats_golden_std": (NUMBER, "the golden input's standard deviation as the comparison gives it"),
+    "cfg_norm_stats_checked": (BOOL, "the build's folded normalisation was checked on those statistics (one mean "
+                                     "and std for every channel: a per-channel one cannot be)"),
+    "cfg_norm_again_stats_error": (NUMBER, "discrepancy, in units of the statistics' rounding (<= 1 consistent), "
+                                           "of target = (golden - mean) / std with the build's constants"),
+    "cfg_norm_expected_stats_error": (NUMBER, "the same for golden = (target - mean) / std: the raw input the "
+                                              "normalising model expects"),
+    "stats_identity_error": (NUMBER, "the same for target = golden: large when the statistics tell the "
+                                     "normalisation apart from no change"),
     "cfg_channel_swap": (BOOL, "the build swaps R and B (AIPP rbuv_swap_switch)"),
     "cfg_layout_converted": (BOOL, "the build converts the input layout (convert_input_layout)"),
     "cfg_layout_conversion": (STRING, "that conversion, e.g. NCHW->NHWC"),
