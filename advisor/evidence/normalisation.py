@@ -181,16 +181,26 @@ def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray,
     t = target.astype(np.float64)
     g = golden.astype(np.float64).reshape(t.shape)
     mean, std = np.asarray(mean, dtype=np.float64).reshape(-1), np.asarray(std, dtype=np.float64).reshape(-1)
-    axis = channel_axis(t.shape)
+    size = max(mean.size, std.size)
+    axis = _constants_axis(t.shape, size)
     if mean.size == 1 and std.size == 1:
         shape: tuple[int, ...] = ()
-    elif axis is not None and t.shape[axis] == max(mean.size, std.size):
+    elif axis is not None:
         shape = tuple(-1 if i == axis else 1 for i in range(t.ndim))
     else:
         return None
-    size = max(mean.size, std.size)
     m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
     return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
+
+
+def _constants_axis(shape: tuple[int, ...], size: int) -> int | None:
+    """The axis per-channel constants of ``size`` values apply along: the image channel axis when it has
+    that size, else dimension 1 (NCHW's C, the feature axis of [N, F, T] speech features), else the
+    last (the features of [N, T, F]); None when no axis has that size."""
+    for axis in (channel_axis(shape), 1 if len(shape) > 1 else None, len(shape) - 1):
+        if axis is not None and shape[axis] == size:
+            return axis
+    return None
 
 
 def normalization_stats_errors(target: tuple[float, float], golden: tuple[float, float], mean: float, std: float,
