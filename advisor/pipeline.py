@@ -227,13 +227,15 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     out = [config] if config else []
     if not options.dumps and settings is None:
         return out
-    from .evidence.facts import GoldenInputs, evidence_facts
+    from .evidence.facts import GoldenInputs, evidence_facts, statistics_facts
     from .evidence.layers import LayerInputs, layer_facts
 
     dumps = GoldenInputs(*options.dumps, table) if options.dumps else None   # scanned once for both uses
     if options.dumps:
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
                               dumps=dumps, thresholds=thresholds)
+    else:   # the network inputs' statistics in the comparison, against the build config
+        out += statistics_facts(table, facts.network, config, input_nodes=options.input_nodes, thresholds=thresholds)
     if settings is not None:
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"

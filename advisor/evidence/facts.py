@@ -31,9 +31,10 @@ from ..tensors.inventory import DumpFile, DumpFolder, scan_folder
 from ..tensors.lineage import fingerprint, load_dump
 from ..tensors.pairing import plan_rows
 from .config import config_fact, config_facts
+from .normalisation import normalization_stats_errors
 from .probes import ProbeKnobs, normalization_fits, probe_pair
 
-__all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config"]
+__all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config", "statistics_facts"]
 
 
 def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, network: dict,
@@ -72,9 +73,50 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
             constants = folded.get(row["_input_position"]) if fact["is_input"] else None
             if constants is not None and fact.get("probed"):
                 fact.update(_folded_fits(target, golden, *constants))
+        fact.update(_statistics(row, folded, knobs))
         fact.update(_config_crosscheck(fact, config, knobs.known_tolerance))
         facts.append(clean_fact(fact))
     return facts
+
+
+def statistics_facts(table: ComparisonTable, network: dict, build_config: dict | None, *,
+                     input_nodes: Sequence[str] = (), thresholds: Thresholds | None = None) -> list[dict]:
+    """One ``evidence`` fact per network input when no dumps are given: what the comparison's own
+    statistics of the input (mean and std per side) say, checked against the normalisation the build
+    folds into the model, and the build config's cross-check fields."""
+    knobs = ProbeKnobs.from_thresholds(thresholds)
+    config = _config(build_config)
+    folded = _folded_constants(config)
+    facts = []
+    for row in _probed_rows(table.frame, (), input_nodes).to_dict("records"):
+        fact = {**_identity(row, network), "probed": False, "skipped": "no dumps: the comparison's statistics only"}
+        fact.update(_statistics(row, folded, knobs))
+        fact.update(_config_crosscheck(fact, config, knobs.known_tolerance))
+        facts.append(clean_fact(fact))
+    return facts
+
+
+def _statistics(row: dict[str, Any], folded: dict[int, tuple[np.ndarray, np.ndarray]], knobs: ProbeKnobs
+                ) -> dict[str, Any]:
+    """``stats_*`` of a network input's row: its (mean, std) per side as the comparison gives them and,
+    when the build folds a normalisation into the model with one mean and std (a per-channel one
+    cannot be checked on whole-tensor statistics), how well they fit it applied once more or expected
+    (:func:`advisor.evidence.normalisation.normalization_stats_errors`)."""
+    moments = [row.get(k) for k in ("npu_mean", "npu_std", "golden_mean", "golden_std")]
+    if not row.get("_network_input") or not all(isinstance(v, float) and np.isfinite(v) for v in moments):
+        return {}
+    out: dict[str, Any] = {"stats_target_mean": moments[0], "stats_target_std": moments[1],
+                           "stats_golden_mean": moments[2], "stats_golden_std": moments[3]}
+    constants = folded.get(row["_input_position"])
+    if constants is None:
+        return out
+    mean, std = constants
+    if np.ptp(mean) > 0 or np.ptp(std) > 0 or not np.all(std != 0):
+        return {**out, "cfg_norm_stats_checked": False}
+    errors = normalization_stats_errors((moments[0], moments[1]), (moments[2], moments[3]), float(mean[0]),
+                                        float(std[0]), knobs.stats_abs_tolerance, knobs.stats_rel_tolerance)
+    return {**out, "cfg_norm_stats_checked": True, "cfg_norm_again_stats_error": errors["again"],
+            "cfg_norm_expected_stats_error": errors["expected"], "stats_identity_error": errors["identity"]}
 
 
 def _config(build_config: dict | None) -> dict[str, Any] | None:

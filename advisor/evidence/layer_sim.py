@@ -39,6 +39,8 @@ class QuantKnobs:
     max_sim_samples: int        # a batched golden input is recomputed on its first samples only
     percentile: float           # the percentile the "percentile" calibration alternative keeps
     share_cap: float            # sim_share / fw_sim_share are capped here
+    range_search_max: float     # the widest activation range searched, x the input's own (reproducing_range)
+    range_search_steps: int     # bisection steps of that search
 
     @classmethod
     def from_thresholds(cls, thresholds: Thresholds) -> QuantKnobs:
@@ -76,9 +78,11 @@ Simulated = dict[str, tuple[np.ndarray, np.ndarray, str]]
 
 
 def simulate(row: pd.Series, settings: QuantSettings, weight: LayerWeight | None, x: np.ndarray | None,
-             act_scheme: Scheme | None, knobs: QuantKnobs) -> tuple[Simulated, str | None]:
+             act_scheme: Scheme | None, knobs: QuantKnobs, second: Scheme | None = None
+             ) -> tuple[Simulated, str | None]:
     """(variant -> (float reference, quantised result, what was compared: output or weights), why the
-    layer was not recomputed from its golden input, if it was not)."""
+    layer was not recomputed from its golden input, if it was not). ``second``: how the build
+    quantises a MatMul's second input when that is an activation (a dumped tensor, not a weight)."""
     w_cfg = settings.weight_scheme()
     is_weight = weight is not None and not weight.activation
     schemes: dict[str, tuple[Scheme | None, Scheme | None]] = {"config": (w_cfg, act_scheme)}
@@ -94,23 +98,14 @@ def simulate(row: pd.Series, settings: QuantSettings, weight: LayerWeight | None
         schemes["minmax"] = (w_cfg, Scheme(symmetric=act_scheme.symmetric))
     compute = layer_function(row, weight)
     note = None
-    samples = int(knobs.max_sim_samples)
     if x is not None and compute is not None:
-        x = x[:samples] if x.ndim >= 3 and x.shape[0] > samples else x
+        x = _samples(x, knobs)
         w = weight.array if weight is not None else None
         try:
             reference = compute(x, w)
-            results = {}
-            for name, (ws, xs) in schemes.items():
-                xq = fake_quantize(x, xs) if xs is not None else x
-                if w is None or ws is None:
-                    wq = w
-                elif weight.activation:   # a dumped second input of a MatMul, quantised like an activation
-                    wq = fake_quantize(w, settings.activation_scheme(f"{row['op']}:input:1"))
-                else:
-                    wq = fake_quantize(w, ws, weight.axis)
-                results[name] = (reference, compute(xq, wq), "output")
-            return results, None
+            return {name: (reference, compute(fake_quantize(x, xs) if xs is not None else x,
+                                              _quantised_weight(weight, ws, second)), "output")
+                    for name, (ws, xs) in schemes.items()}, None
         except ValueError as exc:    # the golden input does not fit the weight (layout, flattening)
             note = (f"golden input {tuple(x.shape)} does not fit "
                     f"{'weight ' + str(tuple(w.shape)) if w is not None else 'the op'} ({exc}): weights compared alone")
@@ -122,6 +117,59 @@ def simulate(row: pd.Series, settings: QuantSettings, weight: LayerWeight | None
             if name in ("config", "per_channel") and ws is not None:
                 results[name] = (weight.array, fake_quantize(weight.array, ws, weight.axis), "weights")
     return results, note
+
+
+def _samples(x: np.ndarray, knobs: QuantKnobs) -> np.ndarray:
+    """A batched golden input cut to its first ``max_sim_samples`` samples."""
+    samples = int(knobs.max_sim_samples)
+    return x[:samples] if x.ndim >= 3 and x.shape[0] > samples else x
+
+
+def _quantised_weight(weight: LayerWeight | None, scheme: Scheme | None, second: Scheme | None
+                      ) -> np.ndarray | None:
+    """The layer's weight as the int8 kernel sees it under ``scheme`` (unchanged without one)."""
+    if weight is None or scheme is None:
+        return weight.array if weight is not None else None
+    if weight.activation:   # a dumped second input of a MatMul, quantised like an activation
+        return fake_quantize(weight.array, second if second is not None else Scheme())
+    return fake_quantize(weight.array, scheme, weight.axis)
+
+
+def reproducing_range(row: pd.Series, settings: QuantSettings, weight: LayerWeight | None, x: np.ndarray,
+                      act_scheme: Scheme, observed_red: float, knobs: QuantKnobs, second: Scheme | None = None
+                      ) -> dict[str, Any]:
+    """How wide a calibrated activation range must be for the layer, re-quantised with the build's
+    symmetry and weights, to add the error the comparison observed (``observed_red``, its own
+    relative distance): the range as a multiple of the golden input's own [min, max] (0 included),
+    found by bisection in log scale up to ``knobs.range_search_max`` times it. A build whose range
+    is not in its config was calibrated on other data; this says which range would explain the
+    target, and the rules judge whether such a range is plausible. {} when the layer cannot be
+    recomputed or even the widest range searched adds less error."""
+    compute = layer_function(row, weight)
+    finite = x[np.isfinite(x)]
+    if compute is None or finite.size == 0 or not observed_red > 0:
+        return {}
+    x = _samples(x, knobs)
+    low, high = min(float(finite.min()), 0.0), max(float(finite.max()), 0.0)
+    try:
+        reference = compute(x, weight.array if weight is not None else None)
+        wq = _quantised_weight(weight, settings.weight_scheme(), second)
+    except ValueError:
+        return {}
+
+    def error(ratio: float) -> float:
+        scheme = Scheme(symmetric=act_scheme.symmetric, calibration="range", low=ratio * low, high=ratio * high)
+        return relative_distance(reference, compute(fake_quantize(x, scheme), wq))
+
+    lo, hi = 0.0, float(np.log(knobs.range_search_max))
+    if not error(float(np.exp(hi))) >= observed_red:
+        return {}
+    for _ in range(int(knobs.range_search_steps)):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if error(float(np.exp(mid))) >= observed_red else (mid, hi)
+    ratio = float(np.exp(hi))
+    return {"a_reproducing_range_ratio": ratio, "a_reproducing_range_low": ratio * low,
+            "a_reproducing_range_high": ratio * high}
 
 
 def scores(sims: Simulated, observed: dict[str, Any], knobs: QuantKnobs) -> dict[str, Any]:

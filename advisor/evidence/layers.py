@@ -38,8 +38,8 @@ from ..facts.thresholds import Thresholds
 from ..graph.model import Graph, Node
 from ..graph.weights import channel_axes
 from ..ingest.table import lower_isin
-from .layer_sim import LayerWeight, QuantKnobs, fix_order, scores, simulate
-from .quant import activation_stats, calibrated_range, weight_quant_stats
+from .layer_sim import LayerWeight, QuantKnobs, fix_order, reproducing_range, scores, simulate
+from .quant import Scheme, activation_stats, calibrated_range, weight_quant_stats
 from .quant_config import QuantSettings
 
 
@@ -226,7 +226,8 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
         x = None
     out["has_activation"] = x is not None
     out["weight_only"] = settings.weight_only
-    producer = _producer_type(sources.graph, weight.node if weight else None, row)
+    node = _layer_node(sources.graph, weight, row)
+    producer = _producer_type(sources.graph, node)
     if producer:
         out["producer_type"] = producer
         out["one_sided_by_type"] = producer.lower() in load_catalog("one_sided")
@@ -235,31 +236,61 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
         out.update(weight=weight.name, w_channels=stats.channels, w_channel_ratio=stats.channel_ratio,
                    w_channel_ratio_median=stats.channel_ratio_median, w_asymmetry=stats.asymmetry,
                    w_outlier_ratio=stats.outlier_ratio)
-    act_scheme = settings.activation_scheme(f"{op}:input:0") if not settings.weight_only else None
+    names = _input_names(sources.graph, node, row, 0)
+    act_scheme = settings.activation_scheme(names) if not settings.weight_only else None
+    second = settings.activation_scheme(_input_names(sources.graph, node, row, 1))
+    if act_scheme is not None:
+        key = settings.range_key(names)
+        out["a_range_stated"] = key is not None
+        if key is not None:
+            out["a_range_tensor"] = key
     if x is not None:
-        finite = np.isfinite(x)
-        if not finite.all():
-            out["a_nonfinite"] = int(x.size - finite.sum())
-    if x is not None and act_scheme is not None and out.get("a_nonfinite", 0) < x.size:
-        calibrated = calibrated_range(x, act_scheme)
-        stats = activation_stats(x, calibrated)
-        widest = max(abs(stats.low), abs(stats.high))
-        out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
-                   a_outlier_ratio=stats.outlier_ratio, a_calibration=act_scheme.describe(),
-                   a_calibration_zh=act_scheme.describe("zh"), a_range_low=calibrated[0],
-                   a_range_high=calibrated[1], a_saturation=stats.saturation,
-                   a_range_ratio=max(abs(calibrated[0]), abs(calibrated[1])) / widest if widest else 1.0)
-    if out.get("a_nonfinite"):
-        out["sim_note"] = f"the golden input holds {out['a_nonfinite']} non-finite values: not recomputed"
-        x = None
-    sims, note = simulate(row, settings, weight, x, act_scheme, knobs)
+        x = _activation(x, act_scheme, out)
+    sims, note = simulate(row, settings, weight, x, act_scheme, knobs, second)
     if note:
         out["sim_note"] = note
     if sims:
         out.update(scores(sims, observed, knobs))
+        own = observed.get("own_red")
+        # the range is the build's unknown: which range would explain what the target adds?
+        if (x is not None and act_scheme is not None and not out["a_range_stated"] and own
+                and out.get("sim_level") == "output" and out["sim_red_config"] < own):
+            out.update(reproducing_range(row, settings, weight, x, act_scheme, own, knobs, second))
     if sources.simulation is not None:
         out.update(_framework_simulation(row, sources.simulation, observed, knobs))
     return out
+
+
+def _activation(x: np.ndarray, scheme: Scheme | None, out: dict[str, Any]) -> np.ndarray | None:
+    """The ``a_*`` statistics of the golden input into ``out``; the input itself, or None when it
+    holds non-finite values (the layer is then not recomputed)."""
+    finite = np.isfinite(x)
+    if not finite.all():
+        out["a_nonfinite"] = int(x.size - finite.sum())
+    if scheme is not None and out.get("a_nonfinite", 0) < x.size:
+        calibrated = calibrated_range(x, scheme)
+        stats = activation_stats(x, calibrated)
+        widest = max(abs(stats.low), abs(stats.high))
+        out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
+                   a_outlier_ratio=stats.outlier_ratio, a_calibration=scheme.describe(),
+                   a_calibration_zh=scheme.describe("zh"), a_range_low=calibrated[0],
+                   a_range_high=calibrated[1], a_saturation=stats.saturation,
+                   a_range_ratio=max(abs(calibrated[0]), abs(calibrated[1])) / widest if widest else 1.0)
+    if out.get("a_nonfinite"):
+        out["sim_note"] = f"the golden input holds {out['a_nonfinite']} non-finite values: not recomputed"
+        return None
+    return x
+
+
+def _input_names(graph: Graph | None, node: Node | None, row: pd.Series, slot: int) -> list[str]:
+    """Every name the layer's input ``slot`` may go by among a build config's calibrated ranges
+    (QuantSettings.range_key): ``<op>:input:<slot>`` of the target op and of each golden op, and
+    from the graph the tensor's own name and its producer's ``<op>:output:<n>``."""
+    names = [f"{name}:input:{slot}" for name in reversed(_names(row))]
+    if graph is not None and node is not None and len(node.inputs) > slot:
+        edge = node.inputs[slot]
+        names += [edge.tensor, f"{edge.source}:output:{edge.index}"]
+    return names
 
 
 def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dict[str, Any], knobs: QuantKnobs
@@ -282,11 +313,16 @@ def _framework_simulation(row: pd.Series, simulated: pd.DataFrame, observed: dic
     return out
 
 
-def _producer_type(graph: Graph | None, node: Node | None, row: pd.Series) -> str | None:
+def _layer_node(graph: Graph | None, weight: LayerWeight | None, row: pd.Series) -> Node | None:
+    """The layer's node in the graph: the one holding its weight, else the first of its names found."""
+    if weight is not None and weight.node is not None:
+        return weight.node
     if graph is None:
         return None
-    if node is None:
-        node = next((graph.node(n) for n in _names(row) if n in graph), None)
-    if node is None or not node.inputs or node.inputs[0].source not in graph:
+    return next((graph.node(n) for n in _names(row) if n in graph), None)
+
+
+def _producer_type(graph: Graph | None, node: Node | None) -> str | None:
+    if graph is None or node is None or not node.inputs or node.inputs[0].source not in graph:
         return None
     return graph.node(node.inputs[0].source).op_type

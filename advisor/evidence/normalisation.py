@@ -41,6 +41,7 @@ class AffineFit:
     mean: np.ndarray | None         # the implied (x - mean) / std, in the units of the other side
     std: np.ndarray | None
     known: str | None               # the name of well-known constants the implied ones match
+    groups: str = "channel"         # channel (one map per channel, or one for all) | sample (one per sample)
 
     @property
     def shared(self) -> bool:
@@ -50,9 +51,28 @@ class AffineFit:
 
 
 def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: ProbeKnobs) -> AffineFit:
+    """The affine map per channel (one map for the whole tensor without channels) or, when that
+    leaves at least ``1 / group_residual_ratio`` times the unexplained variance, per sample (axis 0):
+    a normalisation by each sample's own statistics - each audio frame or utterance, each image of a
+    batch, standardised on one side only."""
     t = planes(target, axis) if axis is not None else target.reshape(1, -1)
     g = planes(golden, axis) if axis is not None else golden.reshape(1, -1)
-    t, g = t.astype(np.float64), g.astype(np.float64)
+    t, g, groups = t.astype(np.float64), g.astype(np.float64), "channel"
+    scales, offsets, fit = _group_fits(t, g)
+    if target.ndim >= 2 and target.shape[0] >= 2 and axis != 0 and np.isfinite(fit):
+        ts, gs = target.reshape(target.shape[0], -1).astype(np.float64), golden.reshape(target.shape[0], -1)
+        per_sample = _group_fits(ts, gs.astype(np.float64))
+        if per_sample[2] >= knobs.relation_min_fit and 1 - per_sample[2] < knobs.group_residual_ratio * (1 - fit):
+            (scales, offsets, fit), t, g, groups = per_sample, ts, gs.astype(np.float64), "sample"
+    fitted = scales[:, None] * g + offsets[:, None]
+    relation, applied_to, mean, std = _read_affine(scales, offsets, g, t, fit, knobs, groups)
+    known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known,
+                     groups)
+
+
+def _group_fits(t: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least-squares ``t = a * g + b`` per row: (a, b, the worst row's R^2)."""
     g_mean, t_mean = g.mean(axis=1), t.mean(axis=1)
     gc, tc = g - g_mean[:, None], t - t_mean[:, None]
     var_g, var_t = (gc ** 2).sum(axis=1), (tc ** 2).sum(axis=1)
@@ -62,15 +82,12 @@ def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: 
     offsets = t_mean - scales * g_mean
     r2 = np.where(live & (var_t > 0), cov ** 2 / np.where(live, var_g, 1.0) / np.where(var_t > 0, var_t, 1.0),
                   np.where(var_t == 0, 1.0, 0.0))
-    fit = float(r2.min()) if r2.size else float("nan")
-    fitted = scales[:, None] * g + offsets[:, None]
-    relation, applied_to, mean, std = _read_affine(scales, offsets, g, t, fit, knobs)
-    known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
-    return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known)
+    return scales, offsets, float(r2.min()) if r2.size else float("nan")
 
 
 def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.ndarray, fit: float,
-                 knobs: ProbeKnobs) -> tuple[str, str | None, np.ndarray | None, np.ndarray | None]:
+                 knobs: ProbeKnobs, groups: str = "channel"
+                 ) -> tuple[str, str | None, np.ndarray | None, np.ndarray | None]:
     """What an affine map between the sides means (the module docstring)."""
     rms = np.sqrt((g ** 2).mean(axis=1))
     identity_tol = knobs.identity_scale_tolerance
@@ -82,6 +99,17 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.n
     # A normalisation on the target side: target = (golden - m) / s, so s = 1 / a, m = -b / a.
     on_target = (-offsets / scales, 1.0 / scales)
     on_golden = (offsets, scales)                       # golden = (target - m) / s: s = a, m = b
+    standard_t, standard_g = _standardised(t, knobs), _standardised(g, knobs)
+    if standard_t != standard_g and scale_name(float(scales.mean())) is None:
+        # One side is standardised (zero mean, unit variance per group) and the other is not: the
+        # other side lacks that normalisation if it looks raw (or if the maps differ per sample: a
+        # per-sample standardisation cannot be applied twice), else it got one more on top of it.
+        other = g if standard_t else t
+        if groups == "sample" or _looks_raw(other):
+            side = "target" if standard_t else "golden"
+            return ("missing_normalization", side, *(on_target if side == "target" else on_golden))
+        side = "golden" if standard_t else "target"
+        return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
     if np.all(np.abs(offsets) <= knobs.scale_offset_tolerance * np.abs(scales) * np.maximum(rms, 1e-12)):
         return "scale", None, None, None
     target_raw, golden_raw = bool(t.min() >= 0), bool(g.min() >= 0)
@@ -96,6 +124,18 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.n
     return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
 
 
+def _standardised(rows: np.ndarray, knobs: ProbeKnobs) -> bool:
+    """Every row (channel or sample) has zero mean and unit variance within ``standardised_tolerance``."""
+    return bool(np.all(np.abs(rows.mean(axis=1)) <= knobs.standardised_tolerance)
+                and np.all(np.abs(rows.std(axis=1) - 1.0) <= knobs.standardised_tolerance))
+
+
+def _looks_raw(x: np.ndarray) -> bool:
+    """Values as a sensor or a decoder writes them: integers (pixels, 16-bit PCM), never negative, or
+    float audio within [-1, 1]."""
+    return bool(np.all(x == np.round(x)) or x.min() >= 0 or (x.min() >= -1.0 and x.max() <= 1.0))
+
+
 def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str | None:
     """The name of the well-known constants ``mean``/``std`` match (RGB or BGR order), or None."""
     for name, (known_mean, known_std) in KNOWN_NORMALIZATIONS.items():
@@ -108,8 +148,10 @@ def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str 
 
 
 def scale_name(factor: float) -> str | None:
-    """``255`` / ``1/255`` (or 256) when ``factor`` is the 0-255 vs 0-1 scale, within 2 %."""
-    for name, value in (("255", 255.0), ("1/255", 1 / 255.0), ("256", 256.0), ("1/256", 1 / 256.0)):
+    """``255`` / ``1/255`` (or 256) when ``factor`` is the 0-255 vs 0-1 scale, ``32768`` / ``1/32768``
+    when it is 16-bit PCM against float audio, within 2 %."""
+    for name, value in (("255", 255.0), ("1/255", 1 / 255.0), ("256", 256.0), ("1/256", 1 / 256.0),
+                        ("32768", 32768.0), ("1/32768", 1 / 32768.0)):
         if abs(factor / value - 1) < 0.02:
             return name
     return None
@@ -139,13 +181,48 @@ def normalization_fits(target: np.ndarray, golden: np.ndarray, mean: np.ndarray,
     t = target.astype(np.float64)
     g = golden.astype(np.float64).reshape(t.shape)
     mean, std = np.asarray(mean, dtype=np.float64).reshape(-1), np.asarray(std, dtype=np.float64).reshape(-1)
-    axis = channel_axis(t.shape)
+    size = max(mean.size, std.size)
+    axis = _constants_axis(t.shape, size)
     if mean.size == 1 and std.size == 1:
         shape: tuple[int, ...] = ()
-    elif axis is not None and t.shape[axis] == max(mean.size, std.size):
+    elif axis is not None:
         shape = tuple(-1 if i == axis else 1 for i in range(t.ndim))
     else:
         return None
-    size = max(mean.size, std.size)
     m, s = np.resize(mean, size).reshape(shape), np.resize(std, size).reshape(shape)
     return exact_fit(t, (g - m) / s), exact_fit(g, (t - m) / s)
+
+
+def _constants_axis(shape: tuple[int, ...], size: int) -> int | None:
+    """The axis per-channel constants of ``size`` values apply along: the image channel axis when it has
+    that size, else dimension 1 (NCHW's C, the feature axis of [N, F, T] speech features), else the
+    last (the features of [N, T, F]); None when no axis has that size."""
+    for axis in (channel_axis(shape), 1 if len(shape) > 1 else None, len(shape) - 1):
+        if axis is not None and shape[axis] == size:
+            return axis
+    return None
+
+
+def normalization_stats_errors(target: tuple[float, float], golden: tuple[float, float], mean: float, std: float,
+                               abs_tolerance: float, rel_tolerance: float) -> dict[str, float]:
+    """How well the whole-tensor (mean, std) of the two inputs - all a comparison table keeps of them
+    (msaccucmp's StandardDeviation cell) - fit a *known* normalisation ``(x - mean) / std``, with
+    nothing fitted. Each value is the larger of the mean's and the std's discrepancy between the
+    statistics predicted from one side and the other side's own, in units of their rounding
+    (``abs_tolerance + rel_tolerance * |value|`` per printed number, carried through the map):
+    <= 1 is consistent within it.
+
+    - ``again``: the target is the golden input normalised once more, ``t = (g - mean) / std``;
+    - ``expected``: the target is the raw input a normalising model expects, ``g = (t - mean) / std``;
+    - ``identity``: the statistics as they are (large: the normalisation is told apart from no change).
+    """
+    def tolerance(value: float) -> float:
+        return abs_tolerance + rel_tolerance * abs(value)
+
+    def error(source: tuple[float, float], result: tuple[float, float], m: float, s: float) -> float:
+        predicted = ((source[0] - m) / s, source[1] / abs(s))
+        return max(abs(p - r) / (tolerance(v) / abs(s) + tolerance(r))
+                   for p, r, v in zip(predicted, result, source, strict=True))
+
+    return {"again": error(golden, target, mean, std), "expected": error(target, golden, mean, std),
+            "identity": error(golden, target, 0.0, 1.0)}

@@ -26,7 +26,11 @@ class ProbeKnobs:
     identity_scale_tolerance: float     # |a - 1| and |b| / rms within this: identity
     scale_offset_tolerance: float       # |b| / (a * rms) within this: a pure scale
     known_tolerance: float              # relative tolerance when naming well-known mean/std constants
+    group_residual_ratio: float         # per-sample maps replace per-channel ones leaving this share of the residual
+    standardised_tolerance: float       # |mean| and |std - 1| of a standardised channel or sample
     max_samples: int                    # samples of a batch surveyed one by one
+    stats_abs_tolerance: float          # rounding of a printed mean/std (msaccucmp prints 3 decimals) ...
+    stats_rel_tolerance: float          # ... plus this share of the value: statistics agree within both
 
     @classmethod
     def from_thresholds(cls, thresholds: Thresholds | None = None) -> ProbeKnobs:

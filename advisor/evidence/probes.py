@@ -96,7 +96,7 @@ class ProbeReport:
 def _affine_fields(a: AffineFit) -> dict[str, Any]:
     out: dict[str, Any] = {"norm_relation": a.relation, "norm_fit": a.fit, "norm_cosine": a.cosine,
                            "norm_scale": float(a.scales.mean()), "norm_offset": float(a.offsets.mean()),
-                           "norm_shared": a.shared}
+                           "norm_shared": a.shared, "norm_groups": a.groups}
     if a.relation == "scale":
         out["scale_factor"] = float(a.scales.mean())
         name = scale_name(float(a.scales.mean()))

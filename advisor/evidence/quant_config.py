@@ -7,6 +7,7 @@ generic ``quantization:`` block, normalised into one ``QuantConfig``)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +30,28 @@ class QuantSettings(QuantConfig):
         return Scheme(per_channel=self.weight_granularity == "per_channel",
                       symmetric=self.weight_symmetric is not False)
 
-    def activation_scheme(self, tensor: str | None = None) -> Scheme:
-        """How the build quantises an activation: its calibrated range when the config lists one,
+    def activation_scheme(self, tensor: str | Sequence[str] | None = None) -> Scheme:
+        """How the build quantises an activation: its calibrated range when the config lists one
+        under any of the tensor's names (``tensor``: one name or its aliases, see :meth:`range_key`),
         else the calibration algorithm on the golden tensor (KL and MSE fits approximated by the
         percentile search they behave like)."""
         symmetric = self.activation_symmetric is not False
-        if tensor is not None and tensor in self.ranges:
-            low, high = self.ranges[tensor]
+        key = self.range_key(tensor)
+        if key is not None:
+            low, high = self.ranges[key]
             return Scheme(symmetric=symmetric, calibration="range", low=low, high=high)
         if self.calibration in ("percentile", "kl", "mse"):
             return Scheme(symmetric=symmetric, calibration="percentile",
                           percentile=self.percentile or DEFAULT_PERCENTILE)
         return Scheme(symmetric=symmetric)
+
+    def range_key(self, tensor: str | Sequence[str] | None) -> str | None:
+        """The first of a tensor's names the config lists a calibrated range for. Toolchains key
+        ranges by the tensor as they see it: the consuming op's input (``MatMul_26:input:0``), the
+        producing op's output (``Softmax_25:output:0``), the ONNX value name (TensorRT calibration
+        caches, ONNX Runtime calibration tables); a caller passes every name it knows."""
+        names = [tensor] if isinstance(tensor, str) else list(tensor or ())
+        return next((name for name in names if name in self.ranges), None)
 
     def fields(self) -> dict[str, Any]:
         """The ``config`` fact's quantisation fields."""

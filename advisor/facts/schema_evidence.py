@@ -56,6 +56,8 @@ EVIDENCE_FIELDS: dict[str, tuple[str, str]] = {
     "norm_scale": (NUMBER, "fitted scale a (mean over channels)"),
     "norm_offset": (NUMBER, "fitted offset b (mean over channels)"),
     "norm_shared": (BOOL, "one scale and offset fit every channel"),
+    "norm_groups": (STRING, "channel (one map per channel, or one for all) or sample (one per sample of the batch: "
+                            "each frame or utterance normalised by its own statistics)"),
     "norm_applied_to": (STRING, "target or golden: the side that got the additional (x - mean) / std"),
     "norm_mean": (STRING, "the implied mean of that (x - mean) / std, per channel"),
     "norm_std": (STRING, "the implied std of that (x - mean) / std, per channel"),
@@ -88,6 +90,18 @@ EVIDENCE_FIELDS: dict[str, tuple[str, str]] = {
                                    "constants: the target input is normalised once more"),
     "cfg_norm_expected_fit": (NUMBER, "R² (nothing fitted) of golden = (target - mean) / std with the build's "
                                       "constants: the target is the raw input the normalising model expects"),
+    "stats_target_mean": (NUMBER, "the target input's mean as the comparison gives it (its statistics columns)"),
+    "stats_target_std": (NUMBER, "the target input's standard deviation as the comparison gives it"),
+    "stats_golden_mean": (NUMBER, "the golden input's mean as the comparison gives it"),
+    "stats_golden_std": (NUMBER, "the golden input's standard deviation as the comparison gives it"),
+    "cfg_norm_stats_checked": (BOOL, "the build's folded normalisation was checked on those statistics (one mean "
+                                     "and std for every channel: a per-channel one cannot be)"),
+    "cfg_norm_again_stats_error": (NUMBER, "discrepancy, in units of the statistics' rounding (<= 1 consistent), "
+                                           "of target = (golden - mean) / std with the build's constants"),
+    "cfg_norm_expected_stats_error": (NUMBER, "the same for golden = (target - mean) / std: the raw input the "
+                                              "normalising model expects"),
+    "stats_identity_error": (NUMBER, "the same for target = golden: large when the statistics tell the "
+                                     "normalisation apart from no change"),
     "cfg_channel_swap": (BOOL, "the build swaps R and B (AIPP rbuv_swap_switch)"),
     "cfg_layout_converted": (BOOL, "the build converts the input layout (convert_input_layout)"),
     "cfg_layout_conversion": (STRING, "that conversion, e.g. NCHW->NHWC"),
@@ -147,6 +161,14 @@ LAYER_FIELDS: dict[str, tuple[str, str]] = {
     "a_range_low": (NUMBER, "the calibrated range's low end, on the golden input"),
     "a_range_high": (NUMBER, "the calibrated range's high end, on the golden input"),
     "a_range_ratio": (NUMBER, "calibrated max |range| / max|x| of the golden input (< 1 clips, >> 1 wastes codes)"),
+    "a_range_stated": (BOOL, "the build config lists the calibrated range of this input (under any of its names: "
+                             "the op's input, the producer's output, the ONNX tensor)"),
+    "a_range_tensor": (STRING, "the name the config lists that range under"),
+    "a_reproducing_range_ratio": (NUMBER, "range unstated: how many times the golden input's own [min, max] a "
+                                          "calibrated range must span for the re-quantised layer to add the "
+                                          "observed error (absent: no range up to quant.range_search_max does)"),
+    "a_reproducing_range_low": (NUMBER, "that range's low end"),
+    "a_reproducing_range_high": (NUMBER, "that range's high end"),
     "a_calibration": (STRING, "how the build quantises the input, e.g. 'per-tensor symmetric int8, range [0, 1]'"),
     "a_calibration_zh": (STRING, "the same in Chinese"),
     "a_nonfinite": (NUMBER, "non-finite values in the golden input (the layer is then not recomputed)"),

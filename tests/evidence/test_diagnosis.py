@@ -16,6 +16,7 @@ from advisor.engine.loading import load_packs
 from advisor.engine.ranking import rank_findings
 from advisor.engine.runner import run_rules
 from advisor.evidence.facts import config_fact, config_facts, evidence_facts
+from advisor.evidence.probes import probe_pair
 from advisor.facts.builder import build_facts
 from advisor.facts.schema import FACT_FIELDS
 from advisor.facts.thresholds import load_thresholds
@@ -23,7 +24,7 @@ from advisor.ingest import read_comparison
 from benchmarks.compare import write_dumps
 from tests.compare.generated import generated_scenario
 from tests.conftest import scenario_csv, scenario_label
-from tests.evidence.conftest import path_of
+from tests.evidence.conftest import path_of, scenario_input
 
 RULES = load_packs(installed=False).rules
 PRIORITIES = {rule.id: rule.priority for rule in RULES}
@@ -284,11 +285,31 @@ def test_speech_cmvn_applied_twice_is_named_with_the_knob_from_its_own_numbers()
     assert [f.kind for f in got.active() if f.severity == "error"] == ["duplicate_normalization"]
 
 
-def test_without_the_knobs_numbers_the_second_cmvn_reads_as_a_plain_scale():
-    """With a mean near 0, (x - mean) / std is a 10x scale: the fitted map alone cannot tell it from
-    a 0-255 mistake; the build config's mean/var can."""
+def test_without_the_knobs_numbers_the_second_cmvn_is_read_from_the_tensors():
+    """With a mean near 0, (x - mean) / std is a 12x scale; but the golden frames are standardised and
+    the target's are no raw audio (not integers, not within [-1, 1]): standardised data normalised once
+    more, with the recording's own std (0.082) as the implied constant."""
+    label = scenario_label(path_of(CMVN))
     got = diagnose(path_of(CMVN), config=None)
-    assert got.root.kind == "input_scale_mismatch"
+    assert (got.root.kind, got.root.rule, got.root.op) == ("duplicate_normalization", "duplicate-normalization",
+                                                           label["op"])
+    (evidence,) = got.evidence
+    assert evidence["norm_relation"] == "extra_normalization" and evidence["norm_applied_to"] == "target"
+    assert evidence["norm_std_value"] == pytest.approx(0.0821, rel=0.01)
+
+
+def test_pcm_frames_fed_without_the_per_frame_normalisation_are_a_scale_mismatch(tmp_path):
+    """16-bit PCM where each frame is expected at zero mean and unit variance (torchcrepe's per-frame
+    normalisation): one map per frame explains it exactly, the golden side got that normalisation."""
+    target, golden = scenario_input(CMVN)
+    rng = np.random.default_rng(0)
+    pcm = np.round(golden * rng.uniform(2000, 4000, size=(golden.shape[0], 1, 1, 1))
+                   + rng.uniform(-50, 50, size=(golden.shape[0], 1, 1, 1)))
+    report = probe_pair(pcm.astype(np.float32), golden)
+    assert (report.affine.relation, report.affine.groups, report.affine.applied_to) == (
+        "missing_normalization", "sample", "golden")
+    again = probe_pair(target, golden).affine          # the same frames normalised twice: one map for all
+    assert (again.relation, again.groups) == ("extra_normalization", "channel")
 
 
 def test_raw_uint8_into_a_model_built_with_insert_bn_is_consistent():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from advisor.evidence.config import config_fact
 from advisor.evidence.probes import exact_fit, layout_reinterpretation, normalization_fits
@@ -38,6 +39,20 @@ def test_per_utterance_cmvn_on_speech_frames():
     mean, std = float(config["norm_mean"]), float(config["norm_std"])
     again, _ = normalization_fits(target, golden, np.array([mean]), np.array([std]))
     assert again > 0.9999 and abs(np.std(target) / np.std(golden) - 1 / std) < 0.05 / std
+
+
+@pytest.mark.parametrize("layout", ["NFT", "NTF"])
+def test_per_feature_cmvn_folded_into_the_model_is_checked_on_its_feature_axis(layout):
+    """Speech features [1, F, T] (a Conv1d front end) or [1, T, F] with one mean and var per feature
+    folded into the model (insert_bn_before_firstnode's lists): normalised once more in the front end."""
+    _, golden = scenario_input("duplicate_normalization__crepe_tiny__cmvn_twice__s0")
+    features = golden.reshape(1, 8, 1024).astype(np.float64)        # 8 features over 1024 steps
+    mean, std = features.mean(axis=2).reshape(-1), features.std(axis=2).reshape(-1) * 3 + 0.1
+    twice = (features - mean[None, :, None]) / std[None, :, None]
+    if layout == "NTF":
+        features, twice = features.transpose(0, 2, 1), twice.transpose(0, 2, 1)
+    again, expected = normalization_fits(twice, features, mean, std)
+    assert again > 0.999999 and expected < 0.99
 
 
 def test_constants_for_another_channel_count_are_not_checked(photo):

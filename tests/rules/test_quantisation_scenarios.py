@@ -111,6 +111,40 @@ def test_a_target_that_does_worse_than_its_config_is_a_backend_issue(generated, 
     assert root.values["sim_share"] < 0.3
 
 
+def _producer_output(directory: Path, op: str) -> str:
+    """``<producer>:output:<n>`` of the op's input 0 in the scenario's ONNX model."""
+    edge = read_graph(directory / "model.onnx").node(op).inputs[0]
+    return f"{edge.source}:output:{edge.index}"
+
+
+@pytest.mark.parametrize("keyed_by", ["producer output", "no range"])
+def test_symmetric_activations_are_found_whatever_names_the_calibrated_range(generated, tmp_path, keyed_by):
+    """The build's range for the attention probabilities keyed by the Softmax's output (as a calibration
+    table names the tensor), or not in the config at all (calibrated on other data): either way the
+    layer re-quantised as the build did reproduces the target's error - symmetric int8 on one-sided
+    data, never "only the target shows it"."""
+    directory = generated[_first("quant_symmetric")]
+    label = _label(directory)
+    build = json.loads((directory / "build.json").read_text(encoding="utf-8"))
+    ranges = build["calibration"].pop("custom_ranges")
+    if keyed_by == "producer output":
+        build["calibration"]["custom_ranges"] = {_producer_output(directory, key.split(":")[0]): value
+                                                 for key, value in ranges.items()}
+    config = tmp_path / "build.json"
+    config.write_text(json.dumps(build), encoding="utf-8")
+    diagnosis = analyse(_options(directory, config=config))
+    root = diagnosis.root_cause
+    assert (root.kind, root.op, root.index) == (label["kind"], label["op"], label["index"])
+    assert "quant_backend_issue" not in {f.kind for f in diagnosis.findings}
+    assert root.values["fix_settings"] == "activation_quant_algo=asymmetric"
+    if keyed_by == "producer output":
+        assert root.values["a_range_tensor"] == _producer_output(directory, label["op"])
+        assert root.values["sim_share"] == pytest.approx(1.0, abs=0.05)
+    else:   # the generator's range is [0, 1]: the search finds it
+        assert root.values["a_range_stated"] is False
+        assert root.values["a_reproducing_range_high"] == pytest.approx(1.0, rel=0.1)
+
+
 def test_layers_are_ranked_by_their_own_error_and_facts_fit_the_schema(generated):
     directory = generated[_first("quant_symmetric")]
     (csv,) = directory.glob("result_*.csv")
