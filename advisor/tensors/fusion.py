@@ -31,9 +31,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalogs import load_catalog
 from .fusion_sources import FusionSources
 from .golden_graph import GoldenGraph, Ref
 from .patterns import Instance, Pattern, find_instances, load_patterns
+
+# Inserted ops whose output keeps their input's meaning (knowledge/ops/pass_through.yaml).
+PASS_THROUGH = frozenset(load_catalog("pass_through"))
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class FusionMap:
     outputs: list[Ref] = field(default_factory=list)                 # network outputs (golden graph)
     candidates: list[Instance] = field(default_factory=list)
     golden: GoldenGraph | None = None
-    notes: list[str] = field(default_factory=list)
+    real_names: dict[str, str] = field(default_factory=dict)        # safe target op name -> the graph's
 
     def link(self, op: str, instance: Instance, how: str = "pattern") -> None:
         """Make ``op`` the fused op of pattern match ``instance``."""
@@ -108,7 +112,7 @@ def build_fusion_map(sources: FusionSources, targets: list[TargetOpInfo],
             stem = derived_anchor(op, golden_names)
             if stem is not None:
                 derived.setdefault(stem, op.name)
-    fusion = FusionMap(_describe(sources))
+    fusion = FusionMap(_describe(sources), real_names=dict(sources.real_names))
     for name, mapped in sources.mapped.items():
         fusion.groups[name] = list(mapped.golden)
         fusion.how[name] = "map" if sources.mapped_by == "map" else "fusion-info"
@@ -124,10 +128,26 @@ def build_fusion_map(sources: FusionSources, targets: list[TargetOpInfo],
         mapped_golden = {g for group in fusion.groups.values() for g in group}
         order = [(name, shape) for name, shape in golden_order if name not in mapped_golden]
         shapes = {op.name: op.shape for op in targets}
-        for op, members in fuse_by_names(order, anchors, shapes).items():
+        linked = set(anchors.values()) | set(sources.mapped)
+        for op, members in fuse_by_names(order, anchors, shapes, _after_unlinked(targets, linked)).items():
             fusion.groups[op] = members
             fusion.how[op] = "name" if len(members) == 1 else "order"
     return fusion
+
+
+def _after_unlinked(targets: list[TargetOpInfo], linked: set[str]) -> set[str]:
+    """Linked target ops that follow, since the previous linked op, a target op with no golden link
+    that does not pass its input on: golden ops before them may be that op's, not theirs."""
+    after: set[str] = set()
+    gap = False
+    for op in targets:
+        if op.name in linked:
+            if gap:
+                after.add(op.name)
+            gap = False
+        elif (op.op_type or "").lower() not in PASS_THROUGH:
+            gap = True
+    return after
 
 
 def _describe(sources: FusionSources) -> str:
@@ -224,10 +244,12 @@ def fold_groups(golden: GoldenGraph, anchors: dict[str, str], excluded: set[str]
 
 
 def fuse_by_names(golden_order: list[tuple[str, tuple[int, ...]]], anchors: dict[str, str],
-                  target_shapes: dict[str, tuple[int, ...]]) -> dict[str, list[str]]:
+                  target_shapes: dict[str, tuple[int, ...]], after_unlinked: set[str] = frozenset()
+                  ) -> dict[str, list[str]]:
     """The no-graph heuristic (``order`` in the module docstring): ``golden_order`` is (golden op,
     first output shape) in execution order; ``anchors`` golden op -> the target op named after it;
-    ``target_shapes`` the first output shape of each target op."""
+    ``target_shapes`` the first output shape of each target op; ``after_unlinked`` target ops that
+    follow a target op with no golden link (the golden ops before them are not theirs to take)."""
     groups: dict[str, list[str]] = {}
     previous: str | None = None
     pending: list[str] = []
@@ -236,7 +258,8 @@ def fuse_by_names(golden_order: list[tuple[str, tuple[int, ...]]], anchors: dict
         if owner is not None:
             # Golden tensors before the first target op are the network inputs (no Data op was
             # dumped), not ops fused into it.
-            groups[owner] = [*pending, name] if previous is not None else [name]
+            take = previous is not None and owner not in after_unlinked
+            groups[owner] = [*pending, name] if take else [name]
             pending, previous = [], owner
         elif previous is not None and not pending and shape == target_shapes.get(previous):
             groups[previous].append(name)

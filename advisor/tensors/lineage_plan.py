@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..catalogs import load_catalog
 from .dtypes import ge_dtype_name
-from .fusion import FusionMap
+from .fusion import PASS_THROUGH, FusionMap
 from .golden_graph import Ref
 from .inventory import DumpFile, DumpFolder
 from .lineage import TensorPrint
@@ -20,10 +20,8 @@ from .plan import TARGET_ONLY, Plan, PlannedRow, RowLabels, TargetOp, digest
 
 # Op types that stand for a network input (knowledge/ops/network_input.yaml).
 INPUT_OP_TYPES = frozenset(load_catalog("network_input"))
-# Inserted ops whose output keeps their input's meaning (knowledge/ops/pass_through.yaml), and ops a
-# build inserts after a network input to normalise it inside the model: their output is what the
-# golden run was fed (knowledge/ops/input_normalizing.yaml).
-PASS_THROUGH = frozenset(load_catalog("pass_through"))
+# Ops a build inserts after a network input to normalise it inside the model: their output is what
+# the golden run was fed (knowledge/ops/input_normalizing.yaml).
 INPUT_NORMALIZING = frozenset(load_catalog("input_normalizing"))
 SHAPE_LABEL = "paired by shape only (--pair-by-shape)"
 
@@ -192,9 +190,10 @@ class LineagePlanner:
              shape: tuple[int, ...] | None = None) -> PlannedRow:
         mark = self.prints[str(dump.path)]
         golden = partner.golden
+        name = self.fusion.real_names.get(op.name, op.name)     # the target graph's spelling, when given
         labels = RowLabels(
-            index=index, op_type=op.op_type if npu_op is None else None, npu_op=npu_op or op.name,
-            golden_ops=ground_truth, tensor_index=tensor_index or f"{op.name}:{dump.name.io}:{dump.name.slot}",
+            index=index, op_type=op.op_type if npu_op is None else None, npu_op=npu_op or name,
+            golden_ops=ground_truth, tensor_index=tensor_index or f"{name}:{dump.name.io}:{dump.name.slot}",
             npu_dtype=dtype, golden_dtype=golden.dtype if golden is not None else None,
             shape=dump.shape if shape is None else shape,
             overflow=mark.overflow if dtype == "DT_FLOAT16" else "NaN", has_golden=golden is not None,
