@@ -44,6 +44,7 @@ def encoder_onnx(tmp_path_factory):
     return path
 
 
+@pytest.mark.scenarios
 def test_every_written_out_block_of_a_torch_export_is_found_once(encoder_onnx):
     graph = golden_graph(read_graph(encoder_onnx))
     found = find_instances(graph, load_patterns())
@@ -72,6 +73,7 @@ def test_a_match_whose_inner_tensor_is_read_outside_is_no_fused_op(tmp_path):
     assert find_instances(golden_graph(read_graph(path)), load_patterns()) == []
 
 
+@pytest.mark.scenarios
 def test_a_fused_op_named_after_the_patterns_output_takes_its_roles(encoder_onnx):
     targets = [TargetOpInfo("x", "Data", (1, 4, 8)), TargetOpInfo("_proj_MatMul", "MatMulV2", (1, 4, 8)),
                TargetOpInfo("_norm_Add_1_LayerNorm", "LayerNorm", (1, 4, 8))]
@@ -86,6 +88,7 @@ def test_a_fused_op_named_after_the_patterns_output_takes_its_roles(encoder_onnx
                                                            "softmax_stable"}
 
 
+@pytest.mark.scenarios
 def test_a_fusion_report_without_the_pass_turns_its_patterns_off(encoder_onnx, tmp_path):
     report = tmp_path / "fusion_result.json"
     report.write_text(json.dumps([{"session_and_graph_id": "0_1", "graph_fusion": {
