@@ -70,8 +70,7 @@ class FusionMap:
     def link(self, op: str, instance: Instance, how: str = "pattern") -> None:
         """Make ``op`` the fused op of pattern match ``instance``."""
         assert self.golden is not None
-        order = list(self.golden.ops)
-        self.groups[op] = sorted(instance.members, key=order.index)
+        self.groups[op] = sorted(instance.members, key=self.golden.rank.__getitem__)
         self.how[op] = how
         self.outputs_of[op] = list(instance.output_refs())
         self.inputs_of[op] = instance.input_refs()

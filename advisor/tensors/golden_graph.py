@@ -33,6 +33,9 @@ class GoldenGraph:
     outputs: list[Ref]                                  # network outputs, in graph order
     readers: dict[Ref, list[str]] = field(default_factory=dict)   # tensor -> ops reading it
 
+    def __post_init__(self) -> None:
+        self.rank = {name: i for i, name in enumerate(self.ops)}      # execution order
+
     def is_read_outside(self, ref: Ref, members: set[str]) -> bool:
         """``ref`` leaves the group ``members``: an op outside reads it, or it is a network output."""
         return ref in self.outputs or any(r not in members for r in self.readers.get(ref, ()))

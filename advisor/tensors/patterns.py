@@ -146,8 +146,7 @@ def find_instances(graph: GoldenGraph, patterns: tuple[Pattern, ...]) -> list[In
         if not taken.intersection(instance.members):
             kept.append(instance)
             taken.update(instance.members)
-    order = {name: i for i, name in enumerate(graph.ops)}
-    return sorted(kept, key=lambda m: order[m.final_op])
+    return sorted(kept, key=lambda m: graph.rank[m.final_op])
 
 
 def _match(graph: GoldenGraph, pattern: Pattern, final: str) -> Instance | None:
