@@ -51,13 +51,14 @@ def _desc(dims: tuple[int, ...], dtype: str = "DT_FLOAT16", indent: str = "     
 
 
 def op_text(name: str, op_type: str, inputs: Sequence[str] = (), originals: Sequence[str] = (),
-            pass_name: str = "", *, op_id: int = 0, detailed: bool = False) -> str:
+            pass_name: str = "", *, op_id: int = 0, detailed: bool = False, inserted: bool = False) -> str:
     """One ``op { ... }`` block of a Build-stage dump: ``inputs`` as ``"src:slot"`` refs (slot -1 a
-    control edge), ``originals`` as ``_datadump_original_op_names``; ``detailed`` adds ~24 attributes
+    control edge), ``originals`` as ``_datadump_original_op_names``; ``inserted`` writes that list
+    empty, as GE does for an op the compiler added (Cast, TransData); ``detailed`` adds ~24 attributes
     and input/output descriptors (about 5 KB an op, like real dumps)."""
     lines = [f'  op {{\n    name: "{name}"\n    type: "{op_type}"\n']
     lines += [f'    input: "{ref}"\n' for ref in inputs]
-    if originals:
+    if originals or inserted:
         listed = "".join(f'          s: "{o}"\n' for o in originals)
         lines.append(f'    attr {{\n      key: "_datadump_original_op_names"\n      value {{\n        list {{\n{listed}'
                      f"          val_type: VT_LIST_STRING\n        }}\n      }}\n    }}\n")

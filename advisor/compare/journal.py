@@ -22,10 +22,12 @@ from .msaccucmp_csv import PairMetrics
 VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
-def run_signature(golden: DumpFolder, target: DumpFolder, graph: Path | None) -> str:
-    """A digest of everything the results depend on."""
+def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pair_by_shape: bool = False) -> str:
+    """A digest of everything the results depend on: the dumps, the graphs and maps (``inputs``) and
+    the pairing options."""
     digest = hashlib.sha256()
-    digest.update(f"v{VERSION}|{graph.resolve() if graph else ''}".encode())
+    named = "|".join(str(Path(p).resolve()) for p in inputs)
+    digest.update(f"v{VERSION}|{named}|{'shape' if pair_by_shape else ''}".encode())
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:

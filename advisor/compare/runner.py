@@ -29,10 +29,11 @@ from typing import TextIO
 
 from ..progress import ProgressBar
 from ..tensors import kernel
-from ..tensors.fusion import FusionMap, read_fusion_map
+from ..tensors.fusion import FusionMap
+from ..tensors.fusion_sources import read_sources
 from ..tensors.inventory import DumpFolder, scan_folder
 from ..tensors.lineage import TensorPrint
-from ..tensors.pairing import Plan, PlannedRow, golden_shapes, name_partners, plan_rows, target_ops, target_shapes
+from ..tensors.pairing import Plan, PlannedRow, fusion_map, name_partners, plan_rows
 from .journal import Journal, run_signature
 from .msaccucmp_csv import PairMetrics, format_row, result_file_name, write_result_rows
 from .work import Mapper, PairResult, PairTask, pair_key, run
@@ -43,7 +44,10 @@ class CompareOptions:
     golden: Path
     target: Path
     output: Path                                  # a CSV path, or a folder for result_<time>.csv
-    graph: Path | None = None
+    graphs: tuple[Path, ...] = ()                 # golden ONNX, target GE/OM JSON, JSON maps (by content)
+    mapping: Path | None = None                   # --map: {target op: golden ops}, YAML or JSON
+    fusion: Path | None = None                    # --fusion: fusion_result.json (passes that took effect)
+    pair_by_shape: bool = False                   # opt-in guess for inputs nothing else pairs
     jobs: int | None = None                       # worker processes (default: every core)
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
@@ -59,6 +63,7 @@ class CompareSummary:
     pairing: str
     seconds: float
     notes: list[str] = field(default_factory=list)
+    coverage: dict[str, int] = field(default_factory=dict)   # rows by how they were paired ("": not compared)
 
 
 def _is_folder(output: Path) -> bool:
@@ -81,16 +86,17 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     started = time.monotonic()
     golden = scan_folder(options.golden, "golden")
     target = scan_folder(options.target, "target")
-    fusion = _fusion(options.graph, golden, target)
+    fusion = _fusion(options, golden, target)
     output = output_path(options.output)
-    journal = Journal(journal_path(options.output), run_signature(golden, target, options.graph),
+    inputs = [*options.graphs, *(p for p in (options.mapping, options.fusion) if p is not None)]
+    journal = Journal(journal_path(options.output), run_signature(golden, target, inputs, options.pair_by_shape),
                       resume=options.resume)
     jobs = max(1, options.jobs or os.cpu_count() or 1)
     journal.open()
     work = _Work(journal, options.mapper, jobs, options.progress, stream)
     try:
         prints = work.read_targets(target, golden, fusion)
-        plan = plan_rows(golden, target, prints, fusion)
+        plan = plan_rows(golden, target, prints, fusion, options.pair_by_shape)
         work.compare_rest(plan, golden, target)
         rows = [format_row(row.labels, _metrics(row, golden, journal)) for row in plan.rows]
         write_result_rows(rows, output)
@@ -100,13 +106,12 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     journal.close(remove=True)
     notes = [*plan.notes, *(f"skipped {n}" for n in golden.skipped + target.skipped)]
     return CompareSummary(output, len(rows), len(plan.pairs()), work.computed, plan.pairing,
-                          time.monotonic() - started, notes)
+                          time.monotonic() - started, notes, dict(plan.coverage))
 
 
-def _fusion(graph: Path | None, golden: DumpFolder, target: DumpFolder) -> FusionMap | None:
-    if graph is None:
-        return None
-    return read_fusion_map(graph, target_shapes(target_ops(target)), golden_shapes(golden))
+def _fusion(options: CompareOptions, golden: DumpFolder, target: DumpFolder) -> FusionMap:
+    """What the graphs, the map and the fusion report say (names and execution order without them)."""
+    return fusion_map(golden, target, read_sources(list(options.graphs), options.mapping, options.fusion))
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -8,7 +8,7 @@ built case into the :class:`~faults.Fault` to inject. ``SMALL`` is the subset co
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -33,6 +33,7 @@ class ScenarioSpec:
     make_fault: Callable[[NetworkCase], faults.Fault]
     precision: str = "fp16"
     case_args: dict = field(default_factory=dict)
+    fusions: tuple[str, ...] = ()       # further fusions of the emulated build (emulation.FUSIONS)
 
     @property
     def name(self) -> str:
@@ -320,6 +321,7 @@ def spd_then_problem_node(spd_blocks: tuple[int, ...], problem_block: int) -> Ca
 # --- the corpus ---------------------------------------------------------------------------------
 
 _BN = "BatchNorm folded with the variance instead of sqrt(variance + eps)"
+_LN = ("layer_norm",)
 _PRELU = "PReLU slopes laid out in reverse channel order"
 
 CORPUS: tuple[ScenarioSpec, ...] = (
@@ -398,6 +400,18 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     *(ScenarioSpec("mixed_spd_problem", "byte_transformer", f"int8_attention_{length}", seed,
                    spd_then_problem_node((0,), 1), case_args={"text_bytes": length})
       for length, seed in ((128, 1), (128, 2), (112, 2))),
+    # The encoder built with ATC's LayerNorm fusion: each written-out LayerNorm (nine golden ops) is
+    # one target LayerNorm op reading x, gamma and beta; the build writes its GE graph and fusion report.
+    *(ScenarioSpec(family, "byte_transformer", "fused_layernorm", seed, no_fault, precision, fusions=_LN)
+      for family, precision, seed in (("clean_fp16", "fp16", 0), ("clean_fp16", "fp16", 1),
+                                      ("clean_bf16", "bf16", 0))),
+    ScenarioSpec("problem_node", "byte_transformer", "softmax_axis_fused_layernorm", 0,
+                 op_fault("problem_node", "Softmax_25", faults.softmax_over(-2),
+                          "attention Softmax computed over the query axis instead of the key axis"), fusions=_LN),
+    *(ScenarioSpec("problem_node", "byte_transformer", f"layernorm_eps_{where}", seed,
+                   op_fault("problem_node", add, faults.epsilon_added(1.0),
+                            "the fused LayerNorm computed with epsilon 1.0 instead of 1e-5"), fusions=_LN)
+      for where, add, seed in (("first", "Add_6", 0), ("block1", "Add_55", 1))),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.
@@ -431,6 +445,5 @@ def select(families: list[str] | None = None, small: bool = False, seed: int | N
             raise KeyError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
         specs = [s for s in specs if s.family in families]
     if seed:
-        specs = [ScenarioSpec(s.family, s.network, s.variant, s.seed + seed, s.make_fault, s.precision,
-                              s.case_args) for s in specs]
+        specs = [replace(s, seed=s.seed + seed) for s in specs]
     return specs

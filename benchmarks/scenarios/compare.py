@@ -3,7 +3,8 @@
 Rows are built from the files on disk (not from memory), so the CSV is exactly what comparing the
 dumped directories gives. Input rows are compared with the golden tensor that feeds the fused
 op; output rows with the golden output of its last golden op; target-only ops (GroundTruth ``*``)
-get no metrics; the network outputs are appended as ``Node_Output`` rows.
+get no metrics, nor do weights a fused op reads as inputs (no golden dump holds them); the network
+outputs are appended as ``Node_Output`` rows.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def compared_tensors(plan: TargetPlan, run: TargetRun, manifest: DumpManifest) -
     for op in plan.ops:
         for io, records in (("input", run.inputs[op.name]), ("output", run.outputs[op.name])):
             for slot, record in enumerate(records):
-                golden = np.load(manifest.golden[record.tensor]) if op.golden_ops else None
+                # A weight read as an input (a fused LayerNorm's gamma) has no golden dump: one-sided row.
+                source = manifest.golden.get(record.tensor) if op.golden_ops else None
+                golden = np.load(source) if source is not None else None
                 rows.append(ComparedTensor(
                     index=op.index, op_type=op.op_type, npu_op=op.name, golden_ops=op.ground_truth,
                     tensor_index=f"{op.name}:{io}:{slot}",

@@ -10,7 +10,11 @@ The target graph is what an offline compiler such as ATC makes of the golden one
   channel, GroundTruth ``*``) right after the input, which is then fed raw data;
 - fused ops: ``[Pad+]Conv[+BatchNormalization][+Relu|PRelu]``, ``Gemm+PRelu`` and
   ``MatMul+Add(bias)`` become one target op named after the Conv/Gemm/MatMul, whose GroundTruth lists
-  the golden ops comma-joined; everything else maps one to one (Ascend op types).
+  the golden ops comma-joined; everything else maps one to one (Ascend op types);
+- with ``fusions=("layer_norm",)``, what ATC's ``LayerNormONNXFusionPass`` does to a written-out
+  LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add): one ``LayerNorm`` op named
+  ``<last Add>/LayerNorm`` whose inputs are x, gamma and beta (the weights are dumped as its inputs
+  1 and 2, as a device dump holds every input of an op; no golden op produced them).
 
 Execution follows a precision policy: each target op reads its inputs as stored (already rounded),
 uses weights rounded to the policy dtype, computes in float32 (as cube/vector units accumulate)
@@ -36,6 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchmarks.scenarios.fusion import FUSIONS, fusion_groups, layer_norm
 from benchmarks.scenarios.graph import GoldenGraph, GoldenOp
 
 if TYPE_CHECKING:  # faults imports this module
@@ -87,6 +92,7 @@ class TargetOp:
     output: str                      # logical tensor written
     role: str                        # "data" | "compute" | "trans" | "normalize"
     constants: tuple[tuple[float, ...], tuple[float, ...]] | None = None   # normalize: (mean, std) per channel
+    weights: tuple[str, ...] = ()    # graph constants dumped as further inputs (fused LayerNorm: gamma, beta)
 
     @property
     def ground_truth(self) -> str:
@@ -106,55 +112,24 @@ class TargetPlan:
         return next(op for op in self.ops if golden_op in op.golden_ops and op.role == "compute")
 
 
-def _sole_consumer(graph: GoldenGraph, tensor: str) -> GoldenOp | None:
-    if tensor in graph.outputs:
-        return None
-    consumers = graph.consumers(tensor)
-    return consumers[0] if len(consumers) == 1 else None
-
-
-def _fusion_groups(graph: GoldenGraph) -> list[list[GoldenOp]]:
-    """Greedy pattern matching in execution order (the patterns are chains of sole consumers)."""
-    groups: list[list[GoldenOp]] = []
-    taken: set[str] = set()
-    for op in graph.ops:
-        if op.name in taken:
-            continue
-        group = [op]
-        nxt = _sole_consumer(graph, op.name)
-        if op.op_type == "Pad" and nxt is not None and nxt.op_type == "Conv":
-            group.append(nxt)
-        if group[-1].op_type == "Conv":
-            follow = [("BatchNormalization",), ("Relu", "PRelu")]
-        elif group[-1].op_type == "Gemm":
-            follow = [("PRelu",)]
-        elif group[-1].op_type == "MatMul":
-            follow = [("Add",)]
-        else:
-            follow = []
-        for allowed in follow:
-            nxt = _sole_consumer(graph, group[-1].name)
-            if nxt is not None and nxt.op_type in allowed and len(nxt.inputs) == 1:
-                group.append(nxt)
-        groups.append(group)
-        taken.update(g.name for g in group)
-    return groups
-
-
 def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torch.Tensor],
-                fuse: bool = True, folded: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
-                ) -> TargetPlan:
+                fuse: bool = True, folded: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] | None = None,
+                fusions: tuple[str, ...] = ()) -> TargetPlan:
     """The converted graph for ``precision`` (see the module docstring).
 
     ``golden`` holds the golden tensors by name (their dtypes and ranks decide where Cast and
     TransData are inserted). ``folded``: input name -> (mean, std) the build normalises inside.
+    ``fusions``: further fusions of :data:`FUSIONS` the build applies.
     """
+    unknown = set(fusions) - set(FUSIONS)
+    if unknown:
+        raise ValueError(f"unknown fusions {sorted(unknown)}; known: {', '.join(FUSIONS)}")
     ops: list[TargetOp] = []
     inserted = 0
 
     def add(name: str, op_type: str, golden: list[str], inputs: list[str], output: str, role: str,
-            constants: tuple | None = None) -> None:
-        ops.append(TargetOp(len(ops), name, op_type, golden, inputs, output, role, constants))
+            constants: tuple | None = None, weights: tuple[str, ...] = ()) -> None:
+        ops.append(TargetOp(len(ops), name, op_type, golden, inputs, output, role, constants, weights))
 
     def insert_trans(tensor: str, kind: str) -> None:
         nonlocal inserted
@@ -171,21 +146,32 @@ def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torc
             insert_trans(name, "Cast")
         if feed.dim() == 4:
             insert_trans(name, "TransData")
-    groups = _fusion_groups(graph) if fuse else [[op] for op in graph.ops]
+    groups = fusion_groups(graph, fusions) if fuse else [[op] for op in graph.ops]
     for group in groups:
-        main = next((g for g in group if g.op_type in ("Conv", "Gemm", "MatMul")), group[0])
         external = []
         members = {g.name for g in group}
         for g in group:
             external.extend(t for t in g.inputs if t not in members and t not in external)
-        add(main.name, ASCEND_TYPES[main.op_type], [g.name for g in group], external, group[-1].name,
-            "compute")
+        names = [g.name for g in group]
+        if len(group) > 1 and layer_norm(graph, group[0]) == group:
+            # ATC names the op it creates after the pattern's output node; gamma and beta become inputs.
+            weights = tuple(_constant_arg(g) for g in group[-2:])
+            add(f"{group[-1].name}/LayerNorm", "LayerNorm", names, external, group[-1].name, "compute",
+                weights=weights)
+            continue
+        main = next((g for g in group if g.op_type in ("Conv", "Gemm", "MatMul")), group[0])
+        add(main.name, ASCEND_TYPES[main.op_type], names, external, group[-1].name, "compute")
     for tensor in graph.outputs:
         if golden[tensor].dim() == 4:
             insert_trans(tensor, "TransData")
         if precision.name != "fp32":
             insert_trans(tensor, "Cast")
     return TargetPlan(ops, list(graph.outputs))
+
+
+def _constant_arg(op: GoldenOp) -> str:
+    """The graph constant (``get_attr`` target) an elementwise op applies, e.g. a LayerNorm's gamma."""
+    return next(a.target for a in op.node.all_input_nodes if a.op == "get_attr")
 
 
 @dataclass
@@ -290,6 +276,14 @@ class Emulator:
             return PRECISIONS["fp32"]
         return self.precision
 
+    def _weights(self, op: TargetOp, precision: Precision) -> list[RecordedTensor]:
+        """The weights a fused op reads as inputs, as stored on the device (``weight:<constant>``:
+        no golden op produced them)."""
+        full = precision.torch_dtype == torch.float32
+        values = [(self.graph.constants if full else self.constants)[key] for key in op.weights]
+        return [RecordedTensor(f"weight:{key}", _to_numpy(v, precision.ge_dtype), precision.ge_dtype)
+                for key, v in zip(op.weights, values, strict=True)]
+
     def run(self, feeds: dict[str, torch.Tensor], fault: Fault | None = None) -> TargetRun:
         """Execute every target op on ``feeds`` (the inputs the target was really given)."""
         env: dict[str, torch.Tensor] = {}
@@ -307,6 +301,7 @@ class Emulator:
                     read_dtypes = [precision.ge_dtype if c else d for d, c in zip(read_dtypes, cast, strict=True)]
                 record.inputs[top.name] = [RecordedTensor(t, _to_numpy(v, d), d)
                                            for t, v, d in zip(top.inputs, read, read_dtypes, strict=True)]
+                record.inputs[top.name] += self._weights(top, precision)
                 if top.role == "data":
                     value = feeds[top.name]
                     dtype = "DT_FLOAT" if value.is_floating_point() else _ge_int(value)

@@ -489,6 +489,13 @@ def softmax_over(axis: int) -> OpOverride:
     return override
 
 
+def epsilon_added(eps: float) -> OpOverride:
+    """A LayerNorm's ``variance + eps`` computed with another epsilon (the attribute read wrongly)."""
+    def override(op, args, module) -> torch.Tensor:
+        return args[0] + eps
+    return override
+
+
 def prelu_slopes_reversed(op, args, module) -> torch.Tensor:
     """PReLU whose per-channel slopes were laid out in reverse channel order."""
     return F.prelu(args[0], module.weight.flip(0))

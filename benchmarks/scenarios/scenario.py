@@ -7,6 +7,8 @@ Layout of ``<out>/<scenario name>/``::
     result_<YYYYmmddHHMMSS>.csv the msaccucmp comparison of the two
     model.onnx                  the golden network (when the onnx package is installed)
     build.json                  the target's build configuration (ATC or MagicMind knobs)
+    ge_proto_*_Build.txt        with further fusions (``spec.fusions``): the target graph GE dumps
+    fusion_result.json          ... and the build's fusion pass counts
     aipp.cfg                    only when the build inserted AIPP
     label.json                  the truth: family, kind, op, index, ... and the observed signature
 """
@@ -24,7 +26,7 @@ import numpy as np
 import torch
 
 from advisor.compare import result_file_name
-from benchmarks.scenarios import checks, dumps
+from benchmarks.scenarios import checks, dumps, target_graph
 from benchmarks.scenarios.cases import NetworkCase, build_case
 from benchmarks.scenarios.catalog import ScenarioSpec
 from benchmarks.scenarios.compare import write_result
@@ -124,7 +126,7 @@ def prepare(spec: ScenarioSpec) -> Replay:
     graph = trace(case.module, list(case.feeds))
     golden = run_golden(graph, case.feeds)
     precision = PRECISIONS[spec.precision]
-    plan = plan_target(graph, precision, golden, folded=fault.folded_normalization())
+    plan = plan_target(graph, precision, golden, folded=fault.folded_normalization(), fusions=spec.fusions)
     return Replay(spec, case, fault, graph, golden, plan, precision, dumps.ScenarioClock(spec.seed, spec.name))
 
 
@@ -190,6 +192,9 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
 
     if onnx_max_bytes != 0:
         _export(graph, golden, directory / "model.onnx", spec.network, onnx_max_bytes)
+    if spec.fusions:   # the build's own graph and fusion report say what it fused
+        target_graph.write_target_graph(directory, plan, spec.network)
+        target_graph.write_fusion_result(directory, plan)
     config = build_config(spec, case, fault)
     (directory / "build.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if "aipp" in fault.build_knobs:

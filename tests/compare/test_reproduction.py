@@ -40,8 +40,8 @@ def assert_same_metrics(got: pd.DataFrame, expected: pd.DataFrame, rows: pd.Inde
 
 def compare(directory: Path, tmp_path: Path, graph: Path | None = None, jobs: int = 1) -> pd.DataFrame:
     out = tmp_path / f"result_{directory.name}_{graph is not None}_{jobs}.csv"
-    compare_dumps(CompareOptions(directory / "golden", directory / "target", out, graph=graph, jobs=jobs,
-                                 progress=False))
+    compare_dumps(CompareOptions(directory / "golden", directory / "target", out, graphs=(graph,) if graph else (),
+                                 jobs=jobs, progress=False))
     return read(out)
 
 

@@ -132,14 +132,33 @@ def test_msprobe_dumps_pair_by_identical_names(tmp_path):
     assert gelu["GroundTruth"] == "*" and gelu["CompareFailReason"] == "no golden data"
 
 
-def test_without_a_data_dump_the_first_input_pairs_with_the_golden_tensor_before_it(dumps, tmp_path):
+def _without_the_input_ops(dumps):
     golden, target = dumps
     for path in list(target.glob("Data.*")) + list(target.glob("Cast.trans_Cast_0.*")) + list(
             target.glob("TransData.*")):
         path.unlink()
+    return golden, target
+
+
+def test_an_input_no_dumped_op_produced_is_not_compared_by_default(dumps, tmp_path):
+    golden, target = _without_the_input_ops(dumps)
     summary = compare_dumps(CompareOptions(golden, target, tmp_path / "r.csv", progress=False, jobs=1))
     frame = pd.read_csv(summary.output, keep_default_na=False, na_values=["NaN"]).set_index("TensorIndex")
+    row = frame.loc["Conv_0:input:0"]
+    assert np.isnan(row["CosineSimilarity"]) and pd.isna(row["DataType.1"])
+    assert row["CompareFailReason"].startswith("not compared: no dumped op produced it")
+    assert summary.coverage[""] == 1 and "shape" not in summary.coverage
+    assert frame.loc["Conv_0:output:0", "CosineSimilarity"] > 0.999
+
+
+def test_pairing_by_shape_is_opt_in_and_labelled(dumps, tmp_path):
+    golden, target = _without_the_input_ops(dumps)
+    summary = compare_dumps(CompareOptions(golden, target, tmp_path / "r.csv", progress=False, jobs=1,
+                                           pair_by_shape=True))
+    frame = pd.read_csv(summary.output, keep_default_na=False, na_values=["NaN"]).set_index("TensorIndex")
     assert frame.loc["Conv_0:input:0", "CosineSimilarity"] > 0.999
+    assert frame.loc["Conv_0:input:0", "CompareFailReason"].startswith("paired by shape only (--pair-by-shape)")
+    assert summary.coverage["shape"] == 1 and "" not in summary.coverage
     assert any("Conv_0:input:0" in note for note in summary.notes)
 
 
@@ -148,7 +167,9 @@ def test_cli_writes_the_csv_and_exits_0(dumps, tmp_path, capsys):
     code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv"),
                  "--jobs", "1", "--no-progress"])
     assert code == 0
-    assert "distinct tensor pairs" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "distinct tensor pairs" in out
+    assert "Coverage: 14 of 20 rows compared (name 1, lineage 7, order 6); 0 not compared; 6 of target-only ops" in out
     assert (tmp_path / "r.csv").read_text().startswith("Index,OpType,NPUDump")
 
 
@@ -181,7 +202,7 @@ def test_unreadable_graph_is_an_input_error(dumps, tmp_path):
     bad = tmp_path / "g.json"
     bad.write_text("[1, 2")
     with pytest.raises(InputFormatError):
-        compare_dumps(options(dumps, tmp_path / "r.csv", graph=bad))
+        compare_dumps(options(dumps, tmp_path / "r.csv", graphs=(bad,)))
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
