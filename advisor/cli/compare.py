@@ -20,14 +20,18 @@ EXIT_INTERRUPTED = 130
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help=command_help("compare"),
-        description="Pair the tensors of two dump folders (Ascend NPU numpy dumps, TF-style golden .npy, "
-                    "msprobe .npy), compute the ten msaccucmp metrics and write a result CSV that "
+        description="Pair the tensors of two dump folders (Ascend NPU numpy or raw device dumps, TF-style "
+                    "golden .npy or tfdbg folders, msprobe .npy, PyTorch 1.5 .h5 dumps), compute the ten msaccucmp "
+                    "metrics and write a result CSV that "
                     "`advisor run` reads. An interrupted run resumes when started again.")
     parser.add_argument("--golden", type=input_path, required=True, metavar="DIR", help="golden (reference) dumps")
     parser.add_argument("--target", type=input_path, required=True, metavar="DIR", help="target (NPU) dumps")
     parser.add_argument("--graph", type=input_path, metavar="FILE",
                         help="model.onnx, ge_proto_*_Build.txt or a JSON {target op: golden ops} mapping, "
                              "for fused ops (default: pair by names and execution order)")
+    parser.add_argument("--op-map", type=input_path, metavar="FILE",
+                        help="target op and argument names -> golden ones: torch.utils.get_op_map() saved as JSON, "
+                             "or {ops: {...}, arguments: {...}} (docs/formats.md)")
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
                         help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
     parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
@@ -49,7 +53,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.jobs is not None:
         raise UsageError("--jobs: not with --scheduler (the cluster's workers compare the tensors)")
     options = CompareOptions(golden=args.golden, target=args.target, output=args.output, graph=args.graph,
-                             jobs=args.jobs, progress=False if args.quiet else args.progress,
+                             op_map=args.op_map, jobs=args.jobs, progress=False if args.quiet else args.progress,
                              resume=not args.restart)
     try:
         summary = compare_dumps(options) if args.scheduler is None else _on_cluster(options, args.scheduler)

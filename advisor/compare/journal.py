@@ -22,10 +22,12 @@ from .msaccucmp_csv import PairMetrics
 VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
-def run_signature(golden: DumpFolder, target: DumpFolder, graph: Path | None) -> str:
+def run_signature(golden: DumpFolder, target: DumpFolder, graph: Path | None, op_map: Path | None = None) -> str:
     """A digest of everything the results depend on."""
     digest = hashlib.sha256()
     digest.update(f"v{VERSION}|{graph.resolve() if graph else ''}".encode())
+    if op_map is not None:
+        digest.update(b"|op-map|" + op_map.read_bytes())
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:
