@@ -16,7 +16,6 @@ numpy's dtype for its code (bfloat16 widened to float32, its low 16 bits zero, a
 from __future__ import annotations
 
 import math
-import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +24,9 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from ..errors import InputFormatError
+from ..filekind import MAX_DUMP_HEADER, RAW_DUMP_NAME
 from .ascend_proto import DATA_TYPES, dump_data_class, format_name, numpy_dtype
 from .device_formats import to_original
-
-#: ``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}`` (op names never hold a dot: GE writes
-#: ``.``, ``/``, ``\`` and spaces as ``_``). Overflow records are ``Opdebug.Node_OpDebug.*``.
-RAW_NAME = re.compile(r"^(?P<op_type>[A-Za-z0-9_-]+)\.(?P<op>[^.]+)\.(?P<task>\d+)\.(?P<stream>\d+)"
-                      r"\.(?P<ts>\d{10,})$")
-MAX_HEADER = 64 * 1024 ** 2
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,7 @@ class RawName:
 
 
 def parse_raw_name(name: str) -> RawName | None:
-    match = RAW_NAME.match(name)
+    match = RAW_DUMP_NAME.match(name)
     if match is None:
         return None
     return RawName(match["op_type"], match["op"], int(match["task"]), int(match["stream"]), int(match["ts"]))
@@ -103,22 +97,11 @@ def output_bytes(path: Path, slot: int = 0) -> bytes:
     raise InputFormatError(f"the dump has no output {slot}", path=path)
 
 
-def looks_like_raw_dump(head: bytes, size: int) -> bool:
-    """The first bytes are a header length that fits the file, followed by protobuf field 1 or 2
-    (version or dump time) - or a whole-file ``DumpData`` starting with them."""
-    if len(head) < 10:
-        return False
-    length = struct.unpack_from("<Q", head)[0]
-    if 0 < length <= min(size - 8, MAX_HEADER) and head[8] in (0x0A, 0x10, 0x1A, 0x22, 0x32):
-        return True
-    return head[0] in (0x0A, 0x10) and not head[:8].isascii()
-
-
 def _header(data: bytes, path: Path):
     message_class = dump_data_class()
     if len(data) >= 8:
         length = struct.unpack_from("<Q", data)[0]
-        if 0 < length <= min(len(data) - 8, MAX_HEADER):
+        if 0 < length <= min(len(data) - 8, MAX_DUMP_HEADER):
             message = message_class()
             try:
                 message.ParseFromString(data[8:8 + length])

@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
+from ..filekind import HDF5_MAGIC, looks_like_raw_dump
 from ..resources import cache_dir
-from .ascend_raw import looks_like_raw_dump, parse_raw_name, read_raw_dump
+from .ascend_raw import parse_raw_name, read_raw_dump
 from .tfdbg import is_dump_file, read_tfdbg_file
-from .torch_h5 import HDF5_MAGIC, read_h5_dump
+from .torch_h5 import read_h5_dump
 
 VERSION = 1
 

@@ -28,7 +28,6 @@ import numpy as np
 
 from ..errors import InputFormatError
 
-HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 TENSOR_TYPE = 0
 DATA_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool", 10: "float16",
               11: "float64"}

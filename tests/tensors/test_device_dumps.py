@@ -101,3 +101,22 @@ def test_compare_on_the_command_line_reads_a_raw_folder(dumps, tmp_path, capsys)
     shutil.copy(sorted(target.glob("*.npy"))[0], tmp_path / "stray.txt")
     code = main(["compare", "--golden", str(golden), "--target", str(raw), "-o", str(tmp_path / "r.csv"), "-q"])
     assert code == 0 and (tmp_path / "r.csv").is_file()
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: raw_folder_from_npy(d, d.parent / "raw") and sorted((d.parent / "raw").iterdir())[0],
+     ["raw Ascend device dump", "advisor compare --golden"]),
+    (lambda d: write_raw_dump(d.parent / "Opdebug.Node_OpDebug.4.0.1714987419999999", "Node_OpDebug", [],
+                              [np.zeros(2048, np.uint8)]), ["hardware overflow record", "--overflow"]),
+])
+def test_advisor_run_names_a_dump_it_is_handed_and_the_next_command(dumps, tmp_path, capsys, make, words):
+    path = make(dumps[1])
+    assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 2
+    message = capsys.readouterr().err
+    assert "UTF-8" not in message and all(w in message for w in words)
+
+
+def test_a_magicmind_diff_json_is_named_and_refused(tmp_path, capsys):
+    (tmp_path / "diff.json").write_text('{"layer_0": {"cos": 0.99}}')
+    assert main(["run", str(tmp_path / "diff.json"), "-o", str(tmp_path / "out")]) == 2
+    assert "MagicMind" in capsys.readouterr().err

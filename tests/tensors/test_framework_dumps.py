@@ -128,3 +128,12 @@ def test_a_tfdbg_dump_folder_is_read_as_golden_dumps(tmp_path):
     from_npy = compare_dumps(CompareOptions(npy, target, tmp_path / "b.csv", jobs=1, progress=False))
     assert from_tfdbg.output.read_text() == from_npy.output.read_text()
     assert from_tfdbg.rows == 3
+
+
+def test_advisor_run_handed_an_h5_dump_says_what_to_run(tmp_path, capsys):
+    from advisor.cli import main
+
+    write_h5(tmp_path / "npu.h5", GPU[:1], first_seq=1, renamed=True, fp16=True)
+    assert main(["run", str(tmp_path / "npu.h5"), "-o", str(tmp_path / "out")]) == 2
+    message = capsys.readouterr().err
+    assert "PyTorch 1.5 .h5 dump" in message and "advisor compare --golden GPU.h5" in message
