@@ -106,3 +106,52 @@ def test_records_decode_every_documented_bit(tmp_path):
     assert [(r.unit, r.task_id, r.stream_id) for r in records] == [("AI Core", 7, 1), ("DHA atomic", 7, 1)]
     assert records[0].kinds == ("float", "conversion", "accumulation") and records[0].kind == "accumulation"
     assert "underflow" in records[1].meanings[0]
+
+
+def saturating_fp16_mean(x: np.ndarray, axis: int) -> np.ndarray:
+    """ReduceMeanD on the device: the sum accumulates in FP16 and saturates at 65504 (no inf), then / n."""
+    moved = np.moveaxis(x.astype(np.float16), axis, -1)
+    total = np.zeros(moved.shape[:-1], np.float16)
+    for k in range(moved.shape[-1]):
+        total = np.minimum(total.astype(np.float32) + moved[..., k], 65504).astype(np.float16)
+    return (total / np.float16(moved.shape[-1])).astype(np.float16)
+
+
+def test_a_reduction_overflowing_inside_the_op_is_diagnosed_at_that_op(tmp_path):
+    """Data -> Conv -> ReduceMean (FP16 accumulation saturates: finite, half the true mean) -> Mul: the values
+    only show a problem node; the accumulation record names the fix."""
+    rng = np.random.default_rng(3)
+    golden, target = tmp_path / "golden", tmp_path / "target"
+    golden.mkdir()
+    target.mkdir()
+    clock = iter(range(1714987410000000, 1714987420000000, 37))
+    x = (30 + rng.standard_normal((1, 8, 64, 64))).astype(np.float32)
+    conv = x * 1.0001
+    mean = conv.mean(axis=(2, 3), keepdims=True)
+    out = mean * 0.5
+    device_conv = conv.astype(np.float16)
+    device_mean = saturating_fp16_mean(device_conv.reshape(1, 8, -1), 2).reshape(1, 8, 1, 1)
+    assert np.isfinite(device_mean).all() and device_mean.max() < 65504
+    device_out = (device_mean * np.float16(0.5)).astype(np.float16)
+    for name, value in (("images", x), ("conv1", conv), ("ReduceMean_2", mean), ("Mul_3", out)):
+        np.save(golden / f"{name}.0.{next(clock)}.npy", value)
+    tasks = {}
+    for task, (op_type, name, inputs, output) in enumerate(
+            (("Data", "images", [], x), ("Conv2D", "conv1", [x.astype(np.float16)], device_conv),
+             ("ReduceMeanD", "ReduceMean_2", [device_conv], device_mean),
+             ("Mul", "Mul_3", [device_mean], device_out)), start=3):
+        stamp = next(clock)
+        write_raw_dump(target / f"{op_type}.{name}.{task}.0.{stamp}", name, inputs, [output])
+        tasks[name] = task
+    assert main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv"),
+                 "-q"]) == 0
+    before = diagnose(tmp_path)
+    assert before["root_cause"]["kind"] == "problem_node" and before["root_cause"]["op"] == "ReduceMean_2"
+    assert not any(f["kind"] == "fp16_overflow" for f in before["findings"])
+    write_record(target, f"Opdebug.Node_OpDebug.{tasks['ReduceMean_2']}.0.{STAMP}",
+                 old_record(tasks["ReduceMean_2"], 0, ai_core=0x400))
+    after = diagnose(tmp_path, "--overflow", str(target))
+    root = after["root_cause"]
+    assert (root["kind"], root["op"]) == ("accumulation_overflow", "ReduceMean_2")
+    finding = after["findings"][0]
+    assert "accumulator" in finding["evidence"] and "split the reduction" in json.dumps(finding["advice"])

@@ -94,6 +94,7 @@ def test_an_op_map_of_another_shape_is_refused_naming_the_field(tmp_path):
         load_op_map(tmp_path / "bad.yaml")
 
 
+@pytest.mark.scenarios     # tensorboard's protos come with the scenario extras (mindstudio-probe needs them)
 def test_a_tfdbg_dump_folder_is_read_as_golden_dumps(tmp_path):
     event_pb2 = pytest.importorskip("tensorboard.compat.proto.event_pb2", reason="needs tensorboard's protos")
     from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2
