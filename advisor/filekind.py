@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import codecs
 import csv
+import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,14 @@ MAGIC: tuple[tuple[bytes, str, str], ...] = (
     (b"\x1f\x8b", "archive", "a gzip-compressed file"),
     (b"\x7fELF", "executable", "an executable (ELF)"),
 )
-TENSOR_TEXT_MARK = "# advisor tensor"      # first line of `advisor tensor --txt` (advisor/inspect/tensor.py)
+TENSOR_TEXT_MARK = "# advisor tensor"
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+#: ``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}``: a raw Ascend device dump (GE writes the op
+#: name's dots as ``_``); ``Opdebug.Node_OpDebug.*`` is a hardware overflow record.
+RAW_DUMP_NAME = re.compile(r"^(?P<op_type>[A-Za-z0-9_-]+)\.(?P<op>[^.]+)\.(?P<task>\d+)\.(?P<stream>\d+)"
+                           r"\.(?P<ts>\d{10,})$")
+TFDBG_NAME = re.compile(r"_\d+_Debug[A-Za-z]+_\d+$")
+MAX_DUMP_HEADER = 64 * 1024 ** 2      # first line of `advisor tensor --txt` (advisor/inspect/tensor.py)
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,7 @@ def sniff(path: str | Path, formats: Callable[[list[str]], str | None] | None = 
         complete = len(head) < HEAD_BYTES or not handle.read(1)
     if not head.strip():
         return FileKind("empty", "an empty file")
-    binary = binary_kind(head)
+    binary = binary_kind(head) or dump_kind(Path(path).name, head, Path(path).stat().st_size)
     if binary is not None:
         return binary
     text = _as_text(head, complete)
@@ -74,6 +83,32 @@ def binary_kind(head: bytes) -> FileKind | None:
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return FileKind("pickle", "a Python pickle")
     return None
+
+
+def dump_kind(name: str, head: bytes, size: int) -> FileKind | None:
+    """The dump files advisor reads as tensors or records, not as comparisons: PyTorch 1.5 ``.h5``
+    dumps, raw Ascend device dumps, their overflow records, tfdbg dump files."""
+    if head.startswith(HDF5_MAGIC):
+        return FileKind("h5", "an HDF5 file (a PyTorch 1.5 .h5 dump of torch.utils.dumper)")
+    if RAW_DUMP_NAME.match(name):
+        if name.startswith("Opdebug."):
+            return FileKind("overflow-record", "a hardware overflow record (Opdebug)")
+        if looks_like_raw_dump(head, size):
+            return FileKind("raw-dump", "a raw Ascend device dump")
+    if TFDBG_NAME.search(name) and head[:1] in (b"\x09", b"\x10", b"\x2a"):
+        return FileKind("tfdbg", "a tfdbg dump file (a serialized tensorflow Event)")
+    return None
+
+
+def looks_like_raw_dump(head: bytes, size: int) -> bool:
+    """The first bytes are a header length that fits the file, followed by protobuf field 1 or 2
+    (version or dump time) - or a whole-file ``DumpData`` starting with them."""
+    if len(head) < 10:
+        return False
+    length = struct.unpack_from("<Q", head)[0]
+    if 0 < length <= min(size - 8, MAX_DUMP_HEADER) and head[8] in (0x0A, 0x10, 0x1A, 0x22, 0x32):
+        return True
+    return head[0] in (0x0A, 0x10) and not head[:8].isascii()
 
 
 def _as_text(head: bytes, complete: bool) -> str | None:

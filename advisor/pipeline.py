@@ -57,6 +57,7 @@ class AnalysisOptions:
     graph: Path | None = None                 # model graph: model.onnx, ge_proto_*_Build.txt, OM JSON
     fusion: Path | None = None                # fusion_result.json of the target build
     backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
+    overflow: Path | None = None              # hardware overflow records (Opdebug files) and the run's raw dumps
 
 
 def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
@@ -134,6 +135,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                    if options.dumps else {}),
                 **({"build_config": str(options.build_config)} if options.build_config else {}),
                 **({"simulation": str(options.simulation)} if options.simulation else {}),
+                **({"overflow": str(options.overflow)} if options.overflow else {}),
                 **({"graph": str(options.graph)} if options.graph else {}),
                 **({"fusion": str(options.fusion)} if options.fusion else {})},
         packs=[PackInfo(p.name, p.version, str(p.source), len(p.rules)) for p in packs],
@@ -225,6 +227,7 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
     config, settings = build if build else (None, None)
     out = [config] if config else []
+    out += _overflow_records(options, facts)
     if not options.dumps and settings is None:
         return out
     from .evidence.facts import GoldenInputs, evidence_facts, statistics_facts
@@ -243,6 +246,23 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
     return out
+
+
+def _overflow_records(options: AnalysisOptions, facts: FactSet) -> list[dict]:
+    """``overflow_record`` facts from --overflow, and from the target dumps when they hold records."""
+    sources = [options.overflow] if options.overflow else []
+    if options.dumps and options.dumps[1] not in sources:
+        from .tensors.staging import find_sources
+
+        if options.dumps[1].is_dir() and find_sources(options.dumps[1]).records:
+            sources.append(options.dumps[1])
+    if not sources:
+        return []
+    from .evidence.overflow_records import overflow_facts
+
+    records, warnings = overflow_facts(sources, facts.ops, facts.network)
+    facts.warnings.extend(warnings)
+    return records
 
 
 def _attach_source_lines(findings: list, table: ComparisonTable) -> None:

@@ -21,8 +21,9 @@ EXIT_INTERRUPTED = 130
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help=command_help("compare"),
-        description="Pair the tensors of two dump folders (Ascend NPU numpy dumps, TF-style golden .npy, "
-                    "msprobe .npy), compute the ten msaccucmp metrics and write a result CSV that "
+        description="Pair the tensors of two dump folders (Ascend NPU numpy or raw device dumps, TF-style "
+                    "golden .npy or tfdbg folders, msprobe .npy, PyTorch 1.5 .h5 dumps), compute the ten msaccucmp "
+                    "metrics and write a result CSV that "
                     "`advisor run` reads. An interrupted run resumes when started again.")
     parser.add_argument("--golden", type=input_path, required=True, metavar="DIR", help="golden (reference) dumps")
     parser.add_argument("--target", type=input_path, required=True, metavar="DIR", help="target (NPU) dumps")
@@ -40,6 +41,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pair-by-shape", action="store_true",
                         help="opt-in guess: compare an input that no dumped op produced and no graph names with the "
                              "latest earlier golden tensor of its shape; such rows say so in CompareFailReason")
+    parser.add_argument("--op-map", type=input_path, metavar="FILE",
+                        help="target op and argument names -> golden ones: torch.utils.get_op_map() saved as JSON, "
+                             "or {ops: {...}, arguments: {...}} (docs/formats.md)")
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
                         help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
     parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
@@ -62,7 +66,7 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError("--jobs: not with --scheduler (the cluster's workers compare the tensors)")
     options = CompareOptions(golden=args.golden, target=args.target, output=args.output, graphs=tuple(args.graph),
                              mapping=args.mapping, fusion=args.fusion, pair_by_shape=args.pair_by_shape,
-                             jobs=args.jobs, progress=False if args.quiet else args.progress,
+                             op_map=args.op_map, jobs=args.jobs, progress=False if args.quiet else args.progress,
                              resume=not args.restart)
     try:
         summary = compare_dumps(options) if args.scheduler is None else _on_cluster(options, args.scheduler)

@@ -39,6 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
                         help="the dump folders the comparison was made from: probes the input tensors for "
                              "channel order, normalisation, layout, scale and geometry")
+    parser.add_argument("--overflow", type=input_path, metavar="DIR",
+                        help="hardware overflow records (Opdebug.Node_OpDebug.*) with the raw dumps of the same run: "
+                             "each record's kind (float, FP32->FP16 conversion, accumulation) joined to its op")
     parser.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
     parser.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
@@ -122,7 +125,7 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         max_op_facts=args.max_op_facts, disable=(*config.disable, *args.disable),
         severity={**config.severity, **dict(_pair(text, "--severity", "RULE=LEVEL") for text in args.severity)},
         settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config,
-        simulation=args.simulation,
+        simulation=args.simulation, overflow=args.overflow,
         graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None),
         backends=parse_backends(args.backends) or config.backends)
 

@@ -22,12 +22,15 @@ from .msaccucmp_csv import PairMetrics
 VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
-def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pair_by_shape: bool = False) -> str:
-    """A digest of everything the results depend on: the dumps, the graphs and maps (``inputs``) and
-    the pairing options."""
+def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pair_by_shape: bool = False,
+                  op_map: Path | None = None) -> str:
+    """A digest of everything the results depend on: the dumps, the graphs and maps (``inputs``), the
+    pairing options and the op map's content."""
     digest = hashlib.sha256()
     named = "|".join(str(Path(p).resolve()) for p in inputs)
     digest.update(f"v{VERSION}|{named}|{'shape' if pair_by_shape else ''}".encode())
+    if op_map is not None:
+        digest.update(b"|op-map|" + op_map.read_bytes())
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:

@@ -33,6 +33,7 @@ from ..tensors.fusion import FusionMap
 from ..tensors.fusion_sources import read_sources
 from ..tensors.inventory import DumpFolder, scan_folder
 from ..tensors.lineage import TensorPrint
+from ..tensors.op_map import OpMap, load_op_map
 from ..tensors.pairing import Plan, PlannedRow, fusion_map, name_partners, plan_rows
 from .journal import Journal, run_signature
 from .msaccucmp_csv import PairMetrics, format_row, result_file_name, write_result_rows
@@ -52,6 +53,7 @@ class CompareOptions:
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
     mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local processes)
+    op_map: Path | None = None                    # target op/argument names -> golden ones (op_map.py)
 
 
 @dataclass
@@ -87,16 +89,18 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     golden = scan_folder(options.golden, "golden")
     target = scan_folder(options.target, "target")
     fusion = _fusion(options, golden, target)
+    op_map = load_op_map(options.op_map) if options.op_map else None
     output = output_path(options.output)
     inputs = [*options.graphs, *(p for p in (options.mapping, options.fusion) if p is not None)]
-    journal = Journal(journal_path(options.output), run_signature(golden, target, inputs, options.pair_by_shape),
+    journal = Journal(journal_path(options.output),
+                      run_signature(golden, target, inputs, options.pair_by_shape, options.op_map),
                       resume=options.resume)
     jobs = max(1, options.jobs or os.cpu_count() or 1)
     journal.open()
     work = _Work(journal, options.mapper, jobs, options.progress, stream)
     try:
-        prints = work.read_targets(target, golden, fusion)
-        plan = plan_rows(golden, target, prints, fusion, options.pair_by_shape)
+        prints = work.read_targets(target, golden, fusion, op_map)
+        plan = plan_rows(golden, target, prints, fusion, options.pair_by_shape, op_map)
         work.compare_rest(plan, golden, target)
         rows = [format_row(row.labels, _metrics(row, golden, journal)) for row in plan.rows]
         write_result_rows(rows, output)
@@ -104,7 +108,7 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
         journal.close(remove=False)
         raise
     journal.close(remove=True)
-    notes = [*plan.notes, *(f"skipped {n}" for n in golden.skipped + target.skipped)]
+    notes = [*golden.notes, *target.notes, *plan.notes, *(f"skipped {n}" for n in golden.skipped + target.skipped)]
     return CompareSummary(output, len(rows), len(plan.pairs()), work.computed, plan.pairing,
                           time.monotonic() - started, notes, dict(plan.coverage))
 
@@ -154,11 +158,11 @@ class _Work:
             self.bar.close()
             self.bar = None
 
-    def read_targets(self, target: DumpFolder, golden: DumpFolder,
-                     fusion: FusionMap | None) -> dict[str, TensorPrint]:
+    def read_targets(self, target: DumpFolder, golden: DumpFolder, fusion: FusionMap | None,
+                     op_map: OpMap | None = None) -> dict[str, TensorPrint]:
         """Step 2: every target dump not in the journal, fingerprinted and compared where the names
         say with what; returns the fingerprints by path."""
-        partners = name_partners(golden, target, fusion)
+        partners = name_partners(golden, target, fusion, op_map)
         tasks = []
         for dump in target.files:
             key = _relative(dump.path, target.root)

@@ -7,7 +7,7 @@ builder.py: tests assert that every fact the builder produces is described here.
 
 from __future__ import annotations
 
-from .schema_evidence import CONFIG_FIELDS, EVIDENCE_FIELDS, LAYER_FIELDS
+from .schema_evidence import CONFIG_FIELDS, EVIDENCE_FIELDS, LAYER_FIELDS, OVERFLOW_RECORD_FIELDS
 from .schema_types import BOOL, NUMBER, STRING
 
 __all__ = ["BOOL", "FACT_FIELDS", "NUMBER", "STRING", "fact_kinds"]
@@ -212,6 +212,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "evidence": EVIDENCE_FIELDS,
     "layer": LAYER_FIELDS,
     "config": CONFIG_FIELDS,
+    "overflow_record": OVERFLOW_RECORD_FIELDS,
 }
 
 

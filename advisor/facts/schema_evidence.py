@@ -251,3 +251,29 @@ CONFIG_FIELDS: dict[str, tuple[str, str]] = {
     "layout_conversion": (STRING, "MagicMind convert_input_layout, e.g. NCHW->NHWC"),
     "layout_converted": (BOOL, "the build converts the input layout"),
 }
+
+
+OVERFLOW_RECORD_FIELDS: dict[str, tuple[str, str]] = {
+    "id": (STRING, "'overflow_record:<n>'"),
+    "fact": (STRING, "always 'overflow_record'"),
+    "index": (NUMBER, "op index of the op the record names (joins the op fact)"),
+    "op": (STRING, "target op name (the dump with the record's task and stream id)"),
+    "op_type": (STRING, "target op type"),
+    "dtype": (STRING, "target dtype of the op's outputs"),
+    "unit": (STRING, "the unit that overflowed: AI Core, AI Vector, DHA atomic, L2 atomic, AI CPU, SDMA"),
+    "kind": (STRING, "what decides the fix: accumulation (cube accumulation, 0x400), conversion (FP32->FP16 "
+                     "conversion, 0x100; or float->unsigned, 0x80), float (floating-point computation, 0x20), "
+                     "atomic (DHA/L2 atomic add), integer (0x8, 0x10) or unknown"),
+    "kinds": (STRING, "every kind the status holds, comma-joined"),
+    "status": (STRING, "the status word in hex"),
+    "meaning": (STRING, "each set bit or code in words, ';'-joined"),
+    "task_id": (NUMBER, "task id of the record"),
+    "stream_id": (NUMBER, "stream id of the record"),
+    "record_file": (STRING, "the Opdebug file"),
+    "out_cosine": (NUMBER, "the op's worst output cosine in the comparison"),
+    "in_cosine": (NUMBER, "the op's worst input cosine in the comparison"),
+    "out_deviates": (BOOL, "the op's output is outside its dtype's thresholds"),
+    "error_enters": (BOOL, "the op's outputs deviate while its inputs agree"),
+    "values_overflow": (BOOL, "the dumped values show it too (FP16 OverFlow flag or inf/NaN)"),
+    "output_deviates": (BOOL, "the network output deviates (copied from the network fact)"),
+}

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from advisor.errors import InputFormatError
-from advisor.filekind import binary_kind
+from advisor.filekind import binary_kind, dump_kind
 
 XLSX = "xlsx"
 FIRST_DIFF_JSON = "first-diff-json"
@@ -25,6 +25,20 @@ PAIR_ADVICE = ("two msprobe dump.json files are compared as a pair: "
                "advisor run --bench BENCH/dump.json --target TARGET/dump.json")
 TENSOR_ADVICE = ("give the comparison result (msprobe compare or msaccucmp output); tensor dumps go "
                  "with it as --dumps GOLDEN_DIR:TARGET_DIR")
+
+DUMP_ADVICE = {
+    "h5": "compare two of them first: advisor compare --golden GPU.h5 --target NPU.h5 [--op-map op_map.json] "
+          "-o result.csv (pip install h5py), then advisor run result.csv",
+    "raw-dump": "compare the dump folders first: advisor compare --golden GOLDEN_DIR --target DUMP_DIR -o result.csv "
+                "(it reads raw dumps without CANN), then advisor run result.csv",
+    "overflow-record": "give it beside the comparison it belongs to: advisor run result.csv --overflow DIR "
+                       "(DIR holding the records and the raw dumps of the same run)",
+    "tfdbg": "give the tfdbg dump root as golden dumps: advisor compare --golden DUMP_ROOT --target DIR "
+             "-o result.csv, then advisor run result.csv",
+}
+MAGICMIND_DIFF = ("looks like the diff.json of MagicMind's analysis_tools.py compare, whose layout is not "
+                  "published: advisor cannot read it. Export the comparison as a CSV and read it with a column "
+                  "mapping (--mapping, docs/formats.md), or dump the tensors as .npy and run advisor compare")
 
 
 def refusal(path: Path, what: str, advice: str, line: int | None = None) -> InputFormatError:
@@ -35,6 +49,9 @@ def kind_of(path: Path, head: bytes) -> str | None:
     """``XLSX``, ``FIRST_DIFF_JSON`` or None (a text table, or a JSON the caller refuses); raises the
     refusal for a known binary file that is no comparison."""
     binary = binary_kind(head)
+    dump = dump_kind(path.name, head, path.stat().st_size)
+    if dump is not None:
+        raise refusal(path, dump.description, DUMP_ADVICE[dump.name])
     if binary is not None and binary.is_a("npy"):
         raise refusal(path, "a NumPy tensor (.npy)", TENSOR_ADVICE)
     if binary is not None and binary.is_a("npz", "zip"):
@@ -87,6 +104,8 @@ def _json_kind(path: Path, text: str) -> str | None:
         raise refusal(path, "an msprobe construct.json (the module tree of a dump)", PAIR_ADVICE)
     if _OLD_PKL.search(text):
         raise refusal(path, "a ptdbg dump summary (.pkl, one JSON list per tensor)", PAIR_ADVICE)
+    if path.name == "diff.json":
+        raise InputFormatError(MAGICMIND_DIFF, path=path)
     raise InputFormatError(f"a JSON file, not a comparison CSV; {PAIR_ADVICE}", path=path)
 
 

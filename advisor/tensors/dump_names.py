@@ -1,7 +1,7 @@
 """Dump file names: what each naming scheme says about the tensor a file holds (FORMATS.md §1, §2).
 
-Three schemes, recognised from the name alone (``.npy`` files only: raw device dumps must be
-converted to numpy first, e.g. with msaccucmp's ``convert``):
+Four schemes, recognised from the name alone (``.npy`` files; raw device dumps, PyTorch 1.5 ``.h5``
+dumps and tfdbg folders are first extracted into these namings by advisor/tensors/staging.py):
 
 ==========  ======================================================================================
 ``npu``     Ascend dump converted to numpy:
@@ -10,6 +10,8 @@ converted to numpy first, e.g. with msaccucmp's ``convert``):
 ``msprobe`` msprobe / ptdbg tensors: ``{api_type}.{api}.{count}.{forward|backward}.{input|output}.{n}.npy``
             and the cell form ``Cell.{path}.{Class}.forward.{count}.{input|output}.{n}.npy``;
             ``n`` may be ``1.0`` (an element of a list argument) or a keyword name
+``aten``    PyTorch 1.5 dumper tensors (torch_h5.py): ``{ir_name}.{seq_id}.{input|output}.{argument}.npy``;
+            ``argument`` is the ATen argument name (``self``, ``weight``, ``tensors.1``)
 ==========  ======================================================================================
 
 In the first two, ``.``, ``/``, ``\\`` and spaces of op names were replaced by ``_`` when the file
@@ -22,12 +24,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NAMINGS: tuple[str, ...] = ("npu", "golden", "msprobe")
+NAMINGS: tuple[str, ...] = ("npu", "golden", "msprobe", "aten")
 
 _NPU = re.compile(r"^(?P<op_type>[^.]+)\.(?P<op>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)"
                   r"\.(?P<io>input|output)\.(?P<slot>\d+)\.npy$")
 _MSPROBE = re.compile(r"^(?P<op>.+?\.(?:forward|backward)(?:\.\d+)?)\.(?P<io>input|output)"
                       r"(?:\.(?P<slot>[A-Za-z0-9_.]+))?\.npy$")
+_ATEN = re.compile(r"^(?P<ir>[A-Za-z_][A-Za-z0-9_]*)\.(?P<seq>\d+)\.(?P<io>input|output)"
+                   r"\.(?P<slot>[A-Za-z0-9_.]+)\.npy$")
 _GOLDEN = re.compile(r"^(?P<op>.+)\.(?P<slot>\d+)\.(?P<ts>\d+)\.npy$")
 _UNSAFE = re.compile(r"[./\\ ]")
 
@@ -36,12 +40,12 @@ _UNSAFE = re.compile(r"[./\\ ]")
 class DumpName:
     """What a dump file name says about its tensor."""
 
-    naming: str                  # "npu" | "golden" | "msprobe"
+    naming: str                  # "npu" | "golden" | "msprobe" | "aten"
     op: str                      # op name as written in the file name
     io: str                      # "input" | "output" (golden files hold outputs)
     slot: str                    # "0", "1"... (msprobe: also "1.0" or a keyword name)
     op_type: str | None = None   # npu: the op type; msprobe: the API / class name
-    timestamp: int | None = None
+    timestamp: int | None = None # aten: the seq id (execution order)
     task_id: int | None = None
 
     @property
@@ -60,6 +64,10 @@ def parse_dump_name(name: str) -> DumpName | None:
     if match:
         return DumpName("msprobe", match["op"], match["io"], match["slot"] or "0",
                         op_type=_msprobe_api(match["op"]))
+    match = _ATEN.match(name)
+    if match:
+        return DumpName("aten", f"{match['ir']}.{match['seq']}", match["io"], match["slot"], op_type=match["ir"],
+                        timestamp=int(match["seq"]))
     match = _GOLDEN.match(name)
     if match:
         return DumpName("golden", match["op"], "output", match["slot"], timestamp=int(match["ts"]))

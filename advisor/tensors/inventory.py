@@ -42,6 +42,7 @@ class DumpFolder:
     naming: str                                       # the scheme most files follow
     files: list[DumpFile]
     skipped: list[str] = field(default_factory=list)  # why files were left out (one line each)
+    notes: list[str] = field(default_factory=list)    # what was extracted from non-.npy dumps (staging.py)
 
     def by_key(self) -> dict[tuple[str, str, str], DumpFile]:
         """(op, io, slot) -> file; the first dump wins when an op was dumped several times."""
@@ -71,24 +72,23 @@ def scan_folder(root: Path, side: str) -> DumpFolder:
     """Every ``.npy`` dump under ``root`` that follows a known naming, in dump order.
 
     ``side`` ("golden" or "target") only names the folder in errors. Files of a minority naming
-    are skipped with a note (a stray golden file in a target folder must not become a row).
+    are skipped with a note (a stray golden file in a target folder must not become a row). A
+    folder without ``.npy`` dumps, or a file, holding raw Ascend dumps, PyTorch 1.5 ``.h5`` dumps or
+    a tfdbg dump is read through its extracted ``.npy`` files (staging.py).
     """
     root = Path(root)
-    if not root.is_dir():
+    if not root.exists():
         raise InputFormatError(f"{side} dump folder not found", path=root)
     parsed: list[tuple[Path, DumpName]] = []
     skipped: list[str] = []
-    for path in sorted(root.rglob("*.npy")):
+    for path in sorted(root.rglob("*.npy")) if root.is_dir() else []:
         name = parse_dump_name(path.name)
         if name is None:
             skipped.append(f"{path.name}: name follows no known dump naming")
         else:
             parsed.append((path, name))
     if not parsed:
-        raise InputFormatError(f"no {side} dumps found: expected .npy files named like "
-                               "Conv2D.conv1.5.0.1714987410000641.output.0.npy (NPU), "
-                               "conv1.0.1714987110000066.npy (TF golden) or "
-                               "Functional.conv2d.0.forward.output.0.npy (msprobe)", path=root)
+        return _staged(root, side)
     naming = Counter(name.naming for _, name in parsed).most_common(1)[0][0]
     files = []
     for path, name in parsed:
@@ -99,6 +99,31 @@ def scan_folder(root: Path, side: str) -> DumpFolder:
         files.append(DumpFile(path, name, shape, dtype, nbytes))
     files = _dump_order(files, root)
     return DumpFolder(root, naming, files, skipped)
+
+
+def _staged(root: Path, side: str) -> DumpFolder:
+    """The dumps of a folder without .npy dumps (or of one file), extracted by staging.py."""
+    from .staging import find_sources, stage
+
+    sources = find_sources(root)
+    if sources:
+        staged = stage(root, sources)
+        folder = scan_folder(staged.root, side)
+        folder.notes.extend(staged.notes)
+        return folder
+    if root.is_file():
+        kind = sniff(root, comparison_format)
+        raise InputFormatError(f"is {kind.description}, not a {side} dump folder or dump file", path=root)
+    if sources.records:
+        raise InputFormatError(f"holds {len(sources.records)} hardware overflow records (Opdebug) and no tensor "
+                               "dumps: give them beside a comparison with advisor run RESULT.csv --overflow "
+                               f"{root}", path=root)
+    raise InputFormatError(f"no {side} dumps found: expected .npy files named like "
+                           "Conv2D.conv1.5.0.1714987410000641.output.0.npy (NPU), "
+                           "conv1.0.1714987110000066.npy (TF golden) or "
+                           "Functional.conv2d.0.forward.output.0.npy (msprobe), raw Ascend dumps "
+                           "(Conv2D.conv1.5.0.1714987410000641), PyTorch 1.5 .h5 dumps or a tfdbg dump folder",
+                           path=root)
 
 
 def _dump_order(files: list[DumpFile], root: Path) -> list[DumpFile]:

@@ -35,6 +35,7 @@ from .fusion_sources import FusionSources
 from .inventory import DumpFile, DumpFolder
 from .lineage import TensorPrint
 from .lineage_plan import LineagePlanner
+from .op_map import OpMap, pairing_keys
 from .plan import TARGET_ONLY, Plan, PlannedRow, RowLabels, TargetOp, digest, golden_shapes, target_ops, target_shapes
 
 __all__ = ["TARGET_ONLY", "Plan", "PlannedRow", "RowLabels", "TargetOp", "fusion_map", "golden_order",
@@ -57,16 +58,35 @@ def fusion_map(golden: DumpFolder, target: DumpFolder, sources: FusionSources | 
 
 
 def plan_rows(golden: DumpFolder, target: DumpFolder, prints: dict[str, TensorPrint],
-              fusion: FusionMap | None = None, pair_by_shape: bool = False) -> Plan:
-    """Every row of the comparison. ``prints``: fingerprints of the target files by path."""
+              fusion: FusionMap | None = None, pair_by_shape: bool = False, op_map: OpMap | None = None) -> Plan:
+    """Every row of the comparison. ``prints``: fingerprints of the target files by path;
+    ``op_map``: the golden names of the target's ops and arguments (pairing by names)."""
     ops = target_ops(target)
     if target.naming == "npu" and golden.naming == "golden":
         fusion = fusion or fusion_map(golden, target)
         return LineagePlanner(golden, ops, prints, fusion, pair_by_shape).plan()
-    return _plan_by_names(golden, target.naming, ops, prints)
+    return _plan_by_names(golden, target, ops, prints, op_map)
 
 
-def name_partners(golden: DumpFolder, target: DumpFolder, fusion: FusionMap | None = None) -> dict[str, DumpFile]:
+def _partners_by_name(golden: DumpFolder, target: DumpFolder, op_map: OpMap | None) -> dict[str, DumpFile]:
+    """Target path -> golden file with the same pairing key (op_map.pairing_keys)."""
+    golden_keys = pairing_keys([f.name for f in golden.files], None)
+    by_key: dict[tuple, DumpFile] = {}
+    for key, dump in zip(golden_keys, golden.files, strict=True):
+        by_key.setdefault(key, dump)
+    target_keys = pairing_keys([f.name for f in target.files], op_map)
+    partners = {}
+    seen: set[tuple[str, str, str]] = set()      # an op dumped several times: its first dump (target_ops)
+    for key, dump in zip(target_keys, target.files, strict=True):
+        other = by_key.get(key)
+        if other is not None and dump.name.tensor_key not in seen:
+            partners[str(dump.path)] = other
+        seen.add(dump.name.tensor_key)
+    return partners
+
+
+def name_partners(golden: DumpFolder, target: DumpFolder, fusion: FusionMap | None = None,
+                  op_map: OpMap | None = None) -> dict[str, DumpFile]:
     """The golden tensor each target dump is compared with, where names alone say it (no
     fingerprints): an op's outputs when the target is Ascend against TF-style golden dumps, every
     tensor when both sides use the same naming. Target path -> golden file; :func:`plan_rows` pairs
@@ -81,25 +101,20 @@ def name_partners(golden: DumpFolder, target: DumpFolder, fusion: FusionMap | No
                 if other is not None:
                     partners[str(dump.path)] = other
         return partners
-    golden_files = golden.by_key()
-    for op in ops:
-        for dump in [*op.inputs, *op.outputs]:
-            other = golden_files.get(dump.name.tensor_key)
-            if other is not None:
-                partners[str(dump.path)] = other
-    return partners
+    return _partners_by_name(golden, target, op_map)
 
 
-def _plan_by_names(golden: DumpFolder, naming: str, ops: list[TargetOp],
-                   prints: dict[str, TensorPrint]) -> Plan:
-    """Same naming on both sides: the same (op, direction, slot) is the same tensor."""
-    golden_files = golden.by_key()
-    golden_ops = {f.name.op for f in golden.files}
+def _plan_by_names(golden: DumpFolder, target: DumpFolder, ops: list[TargetOp],
+                   prints: dict[str, TensorPrint], op_map: OpMap | None) -> Plan:
+    """Same naming on both sides: the same (op, direction, slot) is the same tensor - after the
+    op map, and for ``aten`` dumps the k-th execution of an op is its k-th execution on the other side."""
+    partners = _partners_by_name(golden, target, op_map)
     rows = []
     for index, op in enumerate(ops):
-        ground_truth = op.name if op.name in golden_ops else "*"
-        for dump in [*op.inputs, *op.outputs]:
-            other = golden_files.get(dump.name.tensor_key)
+        tensors = [*op.inputs, *op.outputs]
+        ground_truth = next((partners[str(d.path)].name.op for d in tensors if str(d.path) in partners), "*")
+        for dump in tensors:
+            other = partners.get(str(dump.path))
             dtype = ge_dtype_name(dump.dtype)
             labels = RowLabels(
                 index=index, op_type=op.op_type, npu_op=op.name, golden_ops=ground_truth,
@@ -111,5 +126,6 @@ def _plan_by_names(golden: DumpFolder, naming: str, ops: list[TargetOp],
                 else "")
             key = (*digest(dump, prints), str(other.path)) if other is not None else None
             rows.append(PlannedRow(labels, dump, other, key))
-    return Plan(rows, f"by name ({naming} target against {golden.naming} golden dumps)")
+    mapped = " and the op map" if op_map is not None else ""
+    return Plan(rows, f"by name{mapped} ({target.naming} target against {golden.naming} golden dumps)")
 
