@@ -121,9 +121,11 @@ class Verification:
 
 def judged(verification: Verification, findings: list[Any]) -> Verification:
     """The verification with the rules' verdicts: each replay's (from the replay finding at its op) and
-    the residual faults the rules reported (findings of RESIDUAL_KINDS)."""
+    the residual faults the rules reported (findings of RESIDUAL_KINDS), but those an earlier residual
+    fault explains."""
     verdicts = {f.index: REPLAY_VERDICTS[f.kind] for f in findings if f.kind in REPLAY_VERDICTS}
     replay = [replace(r, verdict=verdicts.get(r.index)) for r in verification.replay]
+    kinds = {f.id: f.kind for f in findings}
     residual = [Residual(f.op or "", int(f.index), f.kind) for f in findings
-                if f.kind in RESIDUAL_KINDS and f.index is not None]
+                if f.kind in RESIDUAL_KINDS and f.index is not None and kinds.get(f.explained_by) not in RESIDUAL_KINDS]
     return replace(verification, replay=replay, residual=sorted(residual, key=lambda r: r.index))
