@@ -74,7 +74,7 @@ def verification_view(verification: Verification | None, labels: Mapping[str, st
             summary += " " + labels["verify.unfaithful_steps"]
     residual = tuple(CheckLine(labels["verify.residual_line"].format(op=r.op, index=r.index), "error")
                      for r in verification.residual)
-    if not residual and verification.fidelity is not None:
+    if not residual and verification.residual_checked:
         residual = (CheckLine(labels["verify.residual_none"], "ok"),)
     return VerificationView(
         fidelity=fidelity, replays=replays, steps=steps, steps_summary=summary,

@@ -95,7 +95,7 @@ def _verify(inputs: VerifyInputs, first: Conclusion,
     if checks.emulator is not None:
         try:
             facts.append(checks.check_fidelity(verification))
-            facts += checks.residual(**inputs.fact_options)
+            facts += checks.residual(verification, **inputs.fact_options)
         except Exception as exc:  # noqa: BLE001 - an op ONNX Runtime cannot run emulated: said, never raised
             verification.skip("the emulation (fidelity, residual, remedy steps)",
                               f"ONNX Runtime could not run the emulated model ({first_line(exc)})")

@@ -96,9 +96,14 @@ class CpuChecks:
             return self.emulated[tensor]
         return self.emulator.feeds.get(tensor)
 
-    def residual(self, **options: Any) -> list[dict[str, Any]]:
-        return residual_facts(self.table, self.model, self.emulated_value, self.dumps, self.thresholds,
-                              int(self.knob("max_residuals")), **options)
+    def residual(self, verification: Verification, **options: Any) -> list[dict[str, Any]]:
+        facts, judged = residual_facts(self.table, self.model, self.emulated_value, self.dumps, self.thresholds,
+                                       int(self.knob("max_residuals")), **options)
+        verification.residual_checked = judged > 0
+        if not judged:
+            verification.skip("the residual", "no op's target dump pairs with a tensor of the model (were only the "
+                                              "network inputs dumped?)")
+        return facts
 
     # --- replays --------------------------------------------------------------------------------
 

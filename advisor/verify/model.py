@@ -87,6 +87,7 @@ class Verification:
     remedy_steps: list[StepCheck] = field(default_factory=list)
     residual: list[Residual] = field(default_factory=list)
     not_verified: list[NotVerified] = field(default_factory=list)
+    residual_checked: bool = False        # the comparison was judged again against the emulation
     files: list[ReproFile] = field(default_factory=list, repr=False)
     facts: list[dict[str, Any]] = field(default_factory=list, repr=False)
     seconds: float = 0.0

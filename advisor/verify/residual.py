@@ -36,8 +36,10 @@ OP_FIELDS = ("op", "op_type", "golden_ops", "in_cosine", "out_cosine", "out_red"
 
 
 def residual_facts(table: ComparisonTable, model: OnnxModel, emulated: Callable[[str], np.ndarray | None],
-                   dumps: GoldenInputs, thresholds: Thresholds, limit: int, **options: Any) -> list[dict[str, Any]]:
-    """One ``residual`` fact per op where error enters against the emulation (the first ``limit``).
+                   dumps: GoldenInputs, thresholds: Thresholds, limit: int, **options: Any
+                   ) -> tuple[list[dict[str, Any]], int]:
+    """One ``residual`` fact per op where error enters against the emulation (the first ``limit``), and
+    how many ops besides the network inputs could be judged again (0: no op's dumps, nothing to say).
     ``emulated(tensor)``: the emulated value of an ONNX tensor; ``options`` go to build_facts."""
     frame = table.frame
     rows = frame[~frame["is_network_output"].fillna(False).astype(bool)
@@ -55,20 +57,21 @@ def residual_facts(table: ComparisonTable, model: OnnxModel, emulated: Callable[
         metrics.append(_metrics(np.asarray(load_dump(target_file.path)), value))
         keep.append(position)
     if not keep:
-        return []
+        return [], 0
     judged = frame.loc[keep].copy()
     for column, values in pd.DataFrame(metrics, index=keep).items():
         judged[column] = values.to_numpy(dtype="float64")
     judged["overflow"] = pd.array([pd.NA] * len(judged), dtype="boolean")
     facts = build_facts(replace(table, frame=judged.reset_index(drop=True), warnings=[]), thresholds, **options)
     ops = facts.ops
+    judged_ops = int((~ops["is_input"].fillna(False).astype(bool)).sum())
     entries = ops[(ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)].head(limit)
     out = []
     for index, op in entries.iterrows():
         fact = {"id": f"residual:{index}", "fact": "residual", "index": int(index)}
         fact.update({name: op[name] for name in OP_FIELDS if name in op and not _missing(op[name])})
         out.append(clean_fact(fact))
-    return out
+    return out, judged_ops
 
 
 def _metrics(target: np.ndarray, emulated: np.ndarray) -> dict[str, float]:

@@ -47,7 +47,7 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                outlier_block: int | None = None, text_bytes: int | None = None,
                super_weights: dict | None = None, outlier_weights: dict | None = None,
                output_logits: float | None = None, attention_logits: dict | None = None,
-               outlier_token: int | None = None) -> NetworkCase:
+               outlier_token: int | None = None, size: dict | None = None) -> NetworkCase:
     """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
 
     ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
@@ -58,6 +58,7 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     output logit after :func:`networks.grow_output_logits`. ``attention_logits``: arguments of
     :func:`networks.grow_attention_logits` (block, peak). ``outlier_token``: the massive activations
     (``outlier_scale``) sit on this byte's embedding only (:func:`networks.plant_token_outliers`).
+    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2).
     """
     if network == "mtcnn_pnet":
         offset = tuple(abs(s) for s in _jitter(seed, 8))
@@ -83,7 +84,7 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
         else:
             tokens, text = inputs.opening_tokens(text_bytes), f"the first {text_bytes} bytes of Dickens' opening"
         embedding_scale = outlier_scale if outlier_block is None and outlier_token is None else 1.0
-        module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale)
+        module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale, **(size or {}))
         if outlier_block is not None:
             with torch.no_grad():
                 for dim in networks.ByteTransformer.OUTLIER_DIMS:

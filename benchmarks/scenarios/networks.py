@@ -360,12 +360,13 @@ def crepe_tiny() -> nn.Module:
     return module.eval()
 
 
-def byte_transformer(tokens: int, seed: int, outlier_scale: float = 1.0) -> nn.Module:
-    """The seeded byte transformer (weights depend only on ``seed`` and the arguments)."""
+def byte_transformer(tokens: int, seed: int, outlier_scale: float = 1.0, **size: int) -> nn.Module:
+    """The seeded byte transformer (weights depend only on ``seed`` and the arguments); ``size``: its
+    ``width``, ``heads`` and ``layers`` when not the defaults (a larger model for benchmarks)."""
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
-        module = ByteTransformer(tokens, outlier_scale=outlier_scale)
+        module = ByteTransformer(tokens, outlier_scale=outlier_scale, **size)
     finally:
         torch.random.set_rng_state(generator_state)
     return module.eval()
