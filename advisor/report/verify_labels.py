@@ -46,6 +46,10 @@ VERIFY_TEXTS: dict[str, tuple[str, str]] = {
                             "条形长度：余弦相似度的“9 的个数”（0.99 = 2，0.999 = 3）；灰色为修复前，彩色为修复后；"
                             "竖线为输出阈值（{threshold}）。"),
     "verify.before_after": ("{before} → {after}", "{before} → {after}"),
+    "verify.step_checked": ("Verified on CPU: under emulation the network-output cosine goes {text}, {status}.",
+                            "CPU 验证：仿真中网络输出余弦相似度 {text}，{status}。"),
+    "verify.step_unchecked": ("Not verified on CPU (the report's Verified on CPU says why).",
+                              "未在 CPU 上验证（原因见报告的“CPU 验证”）。"),
     "verify.residual": ("Residual: error precision does not explain", "残差：精度无法解释的误差"),
     "verify.residual_line": ("{op} (op {index}): the target departs from its own emulation here.",
                              "{op}（序号 {index}）：目标端在此处偏离其自身的仿真。"),

@@ -53,3 +53,18 @@ def test_report_json_carries_the_verification_as_measured():
     assert payload["remedy_steps"][1] == {"step": 2, "output_cosine_before": 0.5, "output_cosine_after": None,
                                           "restores": False}
     assert payload["replay"][0]["verdict"] == "op_wrong" and payload["residual"][0]["kind"] == "residual_fault"
+
+
+def test_remedy_readme_says_which_steps_were_verified():
+    from dataclasses import replace
+
+    from advisor.remedy.model import Remedy, RemedyStep
+    from advisor.report import build_view, remedy_files
+
+    steps = tuple(RemedyStep(step=n, settings={}, keep=(), findings=(), summary={"en": f"step {n}", "zh": f"第 {n} 步"})
+                  for n in (1, 2, 3))
+    diagnosis = replace(_diagnosis(), remedy=Remedy(backends=("onnxruntime",), steps=steps, quantised=False))
+    (_, readme), *_ = remedy_files(build_view(diagnosis, "en"))
+    assert "under emulation the network-output cosine goes 0.5 → 0.9999, restores the output" in readme
+    assert "0.5 → n/a, does not restore it" in readme
+    assert readme.count("Not verified on CPU") == 1                 # step 3 was not emulated
