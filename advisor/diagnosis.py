@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .remedy.model import Remedy
+    from .verify.model import Verification
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -165,6 +166,7 @@ class Diagnosis:
     # The advice pages the run's rule packs carried inline (kind -> (page, "file:line")): the report
     # renders advice from these and the built-in pages (advice.AdviceBook), never from another run's.
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
 
     @property
     def verdict(self) -> str:

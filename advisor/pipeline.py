@@ -29,6 +29,7 @@ from .report.neighbourhood import root_neighbourhood
 from .report.series import op_series
 
 if TYPE_CHECKING:
+    from .evidence.facts import GoldenInputs
     from .evidence.quant_config import QuantSettings
 
 MAX_SOURCE_LINES = 50
@@ -58,6 +59,7 @@ class AnalysisOptions:
     fusion: Path | None = None                # fusion_result.json of the target build
     backends: tuple[str, ...] = ()            # remedy files for these; () = the build config's tool's, else all
     overflow: Path | None = None              # hardware overflow records (Opdebug files) and the run's raw dumps
+    verify: bool = False                      # check the diagnosis on the CPU (advisor/verify): needs graph + dumps
 
 
 def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
@@ -77,7 +79,7 @@ def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) 
 
 # What analyse() reports to its ``stage`` callback, in order (a progress bar counts them).
 STAGES = ("reading rule packs", "reading inputs", "building facts", "gathering evidence", "firing rules",
-          "ranking findings")
+          "ranking findings", "checking on the CPU")
 
 
 def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None) -> Diagnosis:
@@ -110,20 +112,35 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                         graph=graph, fusion=fusion)
     _check_something_compared(table, facts.network)
     stage(STAGES[3])
-    evidence = _evidence(options, table, facts, graph, thresholds, build)
+    dumps = _dump_folders(options, table)
+    evidence = _evidence(options, table, facts, graph, thresholds, build, dumps)
     stage(STAGES[4])
-    result = run_rules(rules, facts.all_facts() + evidence + provided_facts(providers, table, facts.network, registry),
-                       params)
+    asserted = facts.all_facts() + evidence + provided_facts(providers, table, facts.network, registry)
+    config = build[0] if build else None
+    remedy_warnings: list[str] = []
+
+    def conclude(extra: list[dict]) -> tuple:
+        """Fire the rules (on the checks' facts too, the second time), rank, write the fix out."""
+        result = run_rules(rules, asserted + extra, params)
+        _attach_source_lines(result.findings, table)
+        root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+        remedy, warnings = remedy_for(root, ordered, options.backends, facts.network, config)
+        remedy_warnings[:] = warnings
+        return root, ordered, _typed_remedy(remedy, facts)
+
+    root, ordered, remedy = conclude([])
     stage(STAGES[5])
-    _attach_source_lines(result.findings, table)
-    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    stage(STAGES[6])
+    verification = None
+    if options.verify:
+        from .verify import VerifyInputs, verify_run
+        (root, ordered, remedy), verification = verify_run(VerifyInputs(
+            options.graph, graph, dumps, table, facts, thresholds, build[1] if build else None,
+            {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion}), (root, ordered, remedy), conclude)
     vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
                          root.index if root else None)
     if vendor:
         facts.warnings.append(vendor)
-    config = build[0] if build else None
-    remedy, remedy_warnings = remedy_for(root, ordered, options.backends, facts.network, config)
-    remedy = _typed_remedy(remedy, facts)
     return Diagnosis(
         root_cause=root,
         findings=ordered,
@@ -154,6 +171,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
         advice_pages=dict(registry.advice.inline),
+        verification=verification,
     )
 
 
@@ -221,8 +239,17 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     return config_fact(raw, source=path, settings=settings), settings
 
 
+def _dump_folders(options: AnalysisOptions, table: ComparisonTable) -> GoldenInputs | None:
+    """The dump folders (--dumps), scanned on first use and shared by every consumer of the run."""
+    if not options.dumps:
+        return None
+    from .evidence.facts import GoldenInputs
+    return GoldenInputs(*options.dumps, table)
+
+
 def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, graph: Graph | None,
-              thresholds: Thresholds, build: tuple[dict, QuantSettings] | None) -> list[dict]:
+              thresholds: Thresholds, build: tuple[dict, QuantSettings] | None,
+              dumps: GoldenInputs | None) -> list[dict]:
     """Facts from the build config, the tensor probes of the inputs (with dumps), and the evidence
     on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
     config, settings = build if build else (None, None)
@@ -230,10 +257,9 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     out += _overflow_records(options, facts)
     if not options.dumps and settings is None:
         return out
-    from .evidence.facts import GoldenInputs, evidence_facts, statistics_facts
+    from .evidence.facts import evidence_facts, statistics_facts
     from .evidence.layers import LayerInputs, layer_facts
 
-    dumps = GoldenInputs(*options.dumps, table) if options.dumps else None   # scanned once for both uses
     if options.dumps:
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
                               dumps=dumps, thresholds=thresholds)

@@ -36,6 +36,7 @@ class Case:
 
     name: str
     folder: Path
+    verify: bool = False              # advisor run --verify: the "Verified on CPU" panel
 
     def options(self) -> AnalysisOptions:
         folder = self.folder
@@ -47,12 +48,13 @@ class Case:
             kwargs["dumps"] = (folder / "golden", folder / "target")
         if (folder / "model.onnx").is_file():
             kwargs["graph"] = folder / "model.onnx"
-        return AnalysisOptions(**kwargs)
+        return AnalysisOptions(**kwargs, verify=self.verify)
 
 
 CASES = (
     Case("fp16_overflow", SCENARIOS / "fp16_overflow__byte_transformer__embedding_outliers__s0"),
     Case("problem_node_graph", SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0"),
+    Case("problem_node_verified", SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0", verify=True),
     Case("quant_symmetric", SCENARIOS / "quant_symmetric__byte_transformer__attention_int8__s0"),
     Case("clean_fp16", SCENARIOS / "clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0"),
     Case("crepe_example", EXAMPLES / "crepe_tiny_bn_fold"),

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                         "resources", "cjk", "templating", "progress", "filekind", "memory"})),
     ("readers", frozenset({"ingest", "graph", "tensors", "compare"})),
     ("facts", frozenset({"facts", "evidence"})),
-    ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config"})),
+    ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),
     ("report", frozenset({"report", "pipeline"})),
     ("commands", frozenset({"batch", "cluster", "inspect", "cli", "__main__"})),
 )

@@ -23,12 +23,12 @@ from ..report import DEFAULT_FORMATS
 DEFAULT_LANG = "en"
 LIST_OPTIONS = ("rules", "thresholds", "params", "disable")
 SINGLE_OPTIONS = ("builtin_rules", "input_nodes", "comparison_format", "max_op_facts", "lang", "formats",
-                  "backends")
+                  "backends", "verify")
 OPTION_KEYS: tuple[str, ...] = (*LIST_OPTIONS, "severity", *SINGLE_OPTIONS)
 
 # One layer of options: a subset of OPTION_KEYS, already type-checked. Values: rules -> list[Path],
 # thresholds/params/disable -> list[str] ("KEY=VALUE" like the command line), severity -> dict,
-# builtin_rules -> bool, input_nodes/formats -> tuple[str, ...], max_op_facts -> int, others -> str.
+# builtin_rules/verify -> bool, input_nodes/formats -> tuple[str, ...], max_op_facts -> int, others -> str.
 OptionLayer = Mapping[str, Any]
 
 
@@ -54,6 +54,7 @@ class Job:
     lang: str = DEFAULT_LANG
     formats: tuple[str, ...] = DEFAULT_FORMATS
     backends: tuple[str, ...] = ()                # remedy files for these; () = inferred like advisor run
+    verify: bool = False                          # check the diagnosis on the CPU (advisor run --verify)
     settings: Path | None = None
     line: int | None = None
 
@@ -64,7 +65,8 @@ class Job:
             input_nodes=self.input_nodes, thresholds=self.thresholds, params=self.params,
             comparison_format=self.comparison_format, max_op_facts=self.max_op_facts,
             disable=self.disable, severity=dict(self.severity), settings=self.settings,
-            graph=self.graph, dumps=self.dumps, build_config=self.config, backends=self.backends)
+            graph=self.graph, dumps=self.dumps, build_config=self.config, backends=self.backends,
+            verify=self.verify)
 
     def input_paths(self) -> dict[str, Path]:
         """role -> path of every file or folder the job reads (all of them are hashed)."""
@@ -85,7 +87,7 @@ class Job:
             "thresholds": list(self.thresholds), "params": list(self.params), "disable": list(self.disable),
             "severity": dict(self.severity), "comparison_format": self.comparison_format,
             "max_op_facts": self.max_op_facts, "lang": self.lang, "formats": list(self.formats),
-            "backends": list(self.backends),
+            "backends": list(self.backends), "verify": self.verify,
             "outdir": str(self.outdir), "rule_packs": [str(p) for p in self.rule_packs],
             "settings": str(self.settings) if self.settings else None,
         }
@@ -152,4 +154,5 @@ def make_job(name: str, input: Path, outdir: Path, options: Mapping[str, Any], *
         comparison_format=options.get("comparison_format"),
         max_op_facts=options.get("max_op_facts", DEFAULT_MAX_OP_FACTS),
         lang=options.get("lang", DEFAULT_LANG), formats=tuple(options.get("formats", DEFAULT_FORMATS)),
-        backends=tuple(options.get("backends", ())), settings=settings, line=line)
+        backends=tuple(options.get("backends", ())), verify=bool(options.get("verify", False)), settings=settings,
+        line=line)

@@ -28,6 +28,7 @@
         lang: zh
         formats: html,md                   # or a list
         backends: [ascend, onnxruntime]    # remedy files (like --backend; default: the config's tool)
+        verify: true                       # check the diagnosis on the CPU (like --verify; needs graph and dumps)
 
 Relative paths are relative to the manifest's folder (``output`` of a job: to ``OUTPUT``). A job's
 ``output`` stays inside ``OUTPUT`` (no absolute path, no ``..``) unless the manifest says
@@ -37,7 +38,7 @@ underneath, as for ``advisor run``.
 
 ``graph``, ``dumps`` and ``config`` are what ``advisor run --graph --dumps --config`` reads; they are
 hashed too (a change re-runs the job) and recorded in the history. A job's reports include the
-remedy files (``remedy/``) when its diagnosis has a fix.
+remedy files (``remedy/``) when its diagnosis has a fix, and with ``verify`` the repro packs (``replay/``).
 
 A mistake (unknown key, wrong type, duplicate name) stops the batch before anything runs, with
 the file, line and column, and the nearest known key for a misspelt one. A missing *input* file is
@@ -145,6 +146,8 @@ def read_options(reader: _Reader, node: LineDict, base: Path) -> dict[str, Any]:
         layer["rules"] = [_relative(base, p) for p in reader.strings(node, "rules")]
     if "builtin_rules" in node:
         layer["builtin_rules"] = reader.boolean(node, "builtin_rules")
+    if "verify" in node:
+        layer["verify"] = reader.boolean(node, "verify")
     if "input_nodes" in node:
         value = node["input_nodes"]
         names = value.split(";") if isinstance(value, str) else reader.strings(node, "input_nodes")

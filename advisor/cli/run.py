@@ -54,6 +54,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "neighbourhood")
     parser.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
                         help="the fusion report of the target build (fusion passes that took effect)")
+    parser.add_argument("--verify", action="store_true",
+                        help="with --graph model.onnx and --dumps: check the diagnosis on the CPU with ONNX Runtime "
+                             "(replay the blamed op on the target's inputs, emulate the target's precision, apply each "
+                             "remedy step) and let the rules judge the results (docs/verify.md)")
     parser.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK",
                         help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
     parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
@@ -127,7 +131,7 @@ def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> Analysi
         settings=config.source, dumps=_dump_folders(args.dumps), build_config=args.config,
         simulation=args.simulation, overflow=args.overflow,
         graph=getattr(args, "graph", None), fusion=getattr(args, "fusion", None),
-        backends=parse_backends(args.backends) or config.backends)
+        backends=parse_backends(args.backends) or config.backends, verify=bool(getattr(args, "verify", False)))
 
 
 def _dump_folders(text: str | None) -> tuple[Path, Path] | None:

@@ -52,7 +52,7 @@ CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__nev
 _run_ids = itertools.count()
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
-OP_INDEXED = ("op", "finding", "layer", "overflow_record")
+OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual")
 
 
 class _PositionalRuleset(durable_engine.Ruleset):

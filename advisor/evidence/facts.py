@@ -200,6 +200,12 @@ class GoldenInputs:
         ((_, golden_file, _),) = self.locate(rows)
         return load_dump(golden_file.path) if golden_file is not None else None
 
+    def golden_output(self, op: str, slot: int = 0) -> np.ndarray | None:
+        """The golden dump of ``op``'s output ``slot`` (a network input's: its name), or None."""
+        golden_files, _ = self._by_key()
+        found = golden_files.get((safe_name(op), "output", str(slot)))
+        return load_dump(found.path) if found is not None else None
+
     def locate(self, rows: pd.DataFrame) -> list[tuple[DumpFile | None, DumpFile | None, str]]:
         """(target file, golden file, why not found) per row. A Data op's output pairs with the golden
         dump of its GroundTruth name; any other input goes through the comparison's pairing (lineage)."""

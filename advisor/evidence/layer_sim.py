@@ -24,7 +24,7 @@ from ..facts.thresholds import Thresholds
 from ..graph.model import Node
 from ..resources import data_dir
 from ..yamlfile import load_yaml
-from .quant import Scheme, cosine, fake_quantize, relative_distance, scale_error, sqnr_db
+from .quant import Scheme, cosine, fake_quantize, relative_distance, scale_error, sqnr_db, within_limits
 from .quant_config import QuantSettings
 
 #: the alternatives the simulation knows how to apply (each changes one setting of the build)
@@ -178,6 +178,8 @@ def scores(sims: Simulated, observed: dict[str, Any], knobs: QuantKnobs) -> dict
     best alternative (smallest error) and the fix offered (knowledge/quant_alternatives.yaml)."""
     out: dict[str, Any] = {}
     within: dict[str, bool] = {}
+    limits = {"cosine": observed["cosine_threshold"], "relative_euclidean_distance": observed["red_threshold"],
+              "scale": observed["scale_threshold"]}
     for name, (reference, approx, level) in sims.items():
         out["sim_level"] = level
         out[f"sim_cos_{name}"] = cosine(reference, approx)
@@ -185,9 +187,7 @@ def scores(sims: Simulated, observed: dict[str, Any], knobs: QuantKnobs) -> dict
         out[f"sim_sqnr_{name}"] = min(sqnr_db(reference, approx), 300.0)
         scale = scale_error(reference, approx)
         # judged like the comparison judges the op: cosine, distance and scale against its dtype's limits
-        within[name] = bool(out[f"sim_cos_{name}"] >= observed["cosine_threshold"]
-                            and out[f"sim_red_{name}"] <= observed["red_threshold"]
-                            and scale <= observed["scale_threshold"])
+        within[name] = within_limits(out[f"sim_cos_{name}"], out[f"sim_red_{name}"], scale, limits)
         out[f"sim_scale_{name}"] = scale
     base = out["sim_red_config"]
     out["sim_config_deviates"] = not within["config"]

@@ -18,6 +18,7 @@ is the ground truth this simulation is measured against, so the two must not sha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +126,12 @@ def scale_error(reference: np.ndarray, approx: np.ndarray) -> float:
     rms_ref = float(np.sqrt(np.mean(np.asarray(reference, dtype=np.float64) ** 2)))
     rms = float(np.sqrt(np.mean(np.asarray(approx, dtype=np.float64) ** 2)))
     return abs(rms / rms_ref - 1.0) if rms_ref > _TINY else 0.0
+
+
+def within_limits(cos: float, red: float, scale: float, limits: Mapping[str, float]) -> bool:
+    """A result agrees with its reference as the comparison judges a tensor: its cosine, relative
+    distance and scale error against a dtype's thresholds (``Thresholds.for_dtype``). NaN never agrees."""
+    return bool(cos >= limits["cosine"] and red <= limits["relative_euclidean_distance"] and scale <= limits["scale"])
 
 
 # --- statistics ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .schema_evidence import CONFIG_FIELDS, EVIDENCE_FIELDS, LAYER_FIELDS, OVERFLOW_RECORD_FIELDS
 from .schema_types import BOOL, NUMBER, STRING
+from .schema_verify import ALTERNATIVE_FIELDS, FIDELITY_FIELDS, FIX_CHECK_FIELDS, REPLAY_FIELDS, RESIDUAL_FIELDS
 
 __all__ = ["BOOL", "FACT_FIELDS", "NUMBER", "STRING", "fact_kinds"]
 
@@ -213,6 +214,12 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "layer": LAYER_FIELDS,
     "config": CONFIG_FIELDS,
     "overflow_record": OVERFLOW_RECORD_FIELDS,
+    # --- checks on the CPU (advisor/verify, advisor run --verify) ------------------------------
+    "fidelity": FIDELITY_FIELDS,
+    "replay": REPLAY_FIELDS,
+    "fix_check": FIX_CHECK_FIELDS,
+    "alternative_check": ALTERNATIVE_FIELDS,
+    "residual": RESIDUAL_FIELDS,
 }
 
 

@@ -1,7 +1,8 @@
 """The report stage: Diagnosis -> view model (once) -> html, md, json, txt, and the remedy's files.
 
 ``write_reports`` renders every requested format (and, when the diagnosis has a remedy,
-``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``) before it touches the disk, then
+``remedy/README.md`` and ``remedy/step<N>/<backend>/<file>``; with ``--verify``, the repro packs
+``replay/<index>_<op>/...``) before it touches the disk, then
 publishes them as one set: written into a fresh folder and made current by one symlink swap
 (:mod:`.outset` says why), so a failure or a kill -9 at any point leaves the earlier complete set or
 the new complete set, never a mix, and no earlier report survives beside a newer one. Single pages
@@ -27,7 +28,7 @@ from .view import build_view, check_language
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
 __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "build_view",
-           "get_reporter", "register", "remedy_files", "render", "write_files", "write_outputs",
+           "get_reporter", "register", "remedy_files", "render", "repro_files", "write_files", "write_outputs",
            "write_reports"]
 
 
@@ -49,10 +50,16 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
         raise UsageError(f"no report format given: choose from {', '.join(REPORTERS)}")
     view = build_view(diagnosis, lang)
     rendered = [(r.filename, r.render(view)) for r in reporters]
-    return write_outputs(outdir, rendered + remedy_files(view))
+    return write_outputs(outdir, rendered + remedy_files(view) + repro_files(diagnosis))
 
 
-def write_outputs(outdir: str | Path, files: Iterable[tuple[str, str]]) -> list[Path]:
+def repro_files(diagnosis: Diagnosis) -> list[tuple[str, bytes]]:
+    """``(path relative to OUTDIR, bytes)`` of the repro packs ``--verify`` made (``replay/<op>/...``)."""
+    verification = diagnosis.verification
+    return [(f.path, f.content) for f in verification.files] if verification is not None else []
+
+
+def write_outputs(outdir: str | Path, files: Iterable[tuple[str, str | bytes]]) -> list[Path]:
     """One run's reports and remedy files as OUTDIR's report set, swapped in as a whole (see
     :mod:`advisor.report.outset`): a kill at any moment leaves the earlier set or this one, and a file
     of the earlier set this run does not write (``report.html`` when only txt is asked now, an older

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..advice import LANGUAGES
+from .verify_labels import VERIFY_TEXTS
 
 # key: (English, Chinese)
 TEXTS: dict[str, tuple[str, str]] = {
@@ -319,6 +320,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "override.disabled": ("Disabled rules", "已禁用的规则"),
     "override.severity": ("Severity changes", "严重程度调整"),
     "override.settings": ("Settings file", "设置文件"),
+    **VERIFY_TEXTS,
 }
 
 

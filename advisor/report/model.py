@@ -12,6 +12,7 @@ from typing import Any
 
 from ..diagnosis import Neighbourhood, Series
 from .plot import Marker
+from .verification import VerificationView
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
 CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
@@ -208,3 +209,4 @@ class ReportView:
     markers: tuple[Marker, ...]
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
     remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)
+    verification: VerificationView | None = None  # the checks on the CPU (advisor run --verify)

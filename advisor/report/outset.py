@@ -55,8 +55,8 @@ _LEGACY_REPORTS = ("report.html", "report.md", "report.json", "report.txt")
 _TEMP = re.compile(r"^\.(.+)\.[0-9a-f]{8}\.tmp$")     # how advisor names a file or link before it is in place
 
 
-def publish(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:
-    """Write ``(relative path, text)`` as OUTDIR's new report set and make it current; returns the
+def publish(outdir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
+    """Write ``(relative path, text or bytes)`` as OUTDIR's new report set and make it current; returns the
     paths as a reader opens them (``OUTDIR/<relative path>``), in the order given."""
     names = [_relative(name) for name, _ in files]
     try:
@@ -118,7 +118,7 @@ def _current_set(store: Path) -> tuple[Path, set[str]] | None:
     return store / target, {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
 
 
-def _write_set(store: Path, names: list[PurePosixPath], texts: list[str],
+def _write_set(store: Path, names: list[PurePosixPath], texts: list[str | bytes],
                previous: tuple[Path, set[str]] | None) -> Path:
     """A new ``run-<token>`` folder holding every file (fsync'ed), the user's files from the current
     set (hard links), and the list of what advisor wrote; a failure removes it again."""
@@ -137,11 +137,11 @@ def _write_set(store: Path, names: list[PurePosixPath], texts: list[str],
     return run
 
 
-def _write_file(path: Path, text: str) -> None:
+def _write_file(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(text.encode("utf-8"))
+        handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
 

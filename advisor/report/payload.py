@@ -91,6 +91,7 @@ def report_payload(view: ReportView) -> dict[str, Any]:
         "overrides": {row.key: row.value for row in view.overrides},
         "warnings": list(view.warnings),
         "remedy": _remedy(view.remedy),
+        "verification": view.verification.payload if view.verification is not None else None,
     }
 
 

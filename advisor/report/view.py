@@ -32,6 +32,7 @@ from .plot import Marker, MarkerRole
 from .run_details import key_op_views, network_rows, override_rows, threshold_grid
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
+from .verification import verification_view
 
 REMEDY_FOLDER = "remedy"
 _SYNTAX = {"py": "python", "sh": "sh", "json": "json"}   # file extension -> Markdown fence language
@@ -88,7 +89,15 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         markers=_markers(groups),
         neighbourhood=diagnosis.neighbourhood,
         remedy=remedy,
+        verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis)),
     )
+
+
+def _output_threshold(diagnosis: Diagnosis) -> float:
+    """The cosine threshold the network output is judged by (its compute dtype's)."""
+    table = diagnosis.thresholds
+    dtype = str(diagnosis.network.get("compute_dtype") or diagnosis.network.get("dtype") or "default")
+    return float(table.get(dtype, table.get("default", {})).get("cosine", 0.99))
 
 
 def _ranked(diagnosis: Diagnosis) -> list[Finding]:

@@ -46,7 +46,8 @@ def _jitter(seed: int, amplitude: int) -> tuple[int, int]:
 def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                outlier_block: int | None = None, text_bytes: int | None = None,
                super_weights: dict | None = None, outlier_weights: dict | None = None,
-               output_logits: float | None = None) -> NetworkCase:
+               output_logits: float | None = None, attention_logits: dict | None = None,
+               outlier_token: int | None = None, size: dict | None = None) -> NetworkCase:
     """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
 
     ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
@@ -54,7 +55,10 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     of the novel's opening sentence instead of its first clause. ``super_weights``: arguments of
     :func:`networks.plant_super_weights` (block, ratio, row); ``outlier_weights``: of
     :func:`networks.plant_outlier_weights` (block, ratio, share, seed). ``output_logits``: the median runner-up
-    output logit after :func:`networks.grow_output_logits`.
+    output logit after :func:`networks.grow_output_logits`. ``attention_logits``: arguments of
+    :func:`networks.grow_attention_logits` (block, peak). ``outlier_token``: the massive activations
+    (``outlier_scale``) sit on this byte's embedding only (:func:`networks.plant_token_outliers`).
+    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2).
     """
     if network == "mtcnn_pnet":
         offset = tuple(abs(s) for s in _jitter(seed, 8))
@@ -79,13 +83,21 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
             tokens, text = inputs.sentence_tokens(), "a Dickens sentence"
         else:
             tokens, text = inputs.opening_tokens(text_bytes), f"the first {text_bytes} bytes of Dickens' opening"
-        embedding_scale = outlier_scale if outlier_block is None else 1.0
-        module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale)
+        embedding_scale = outlier_scale if outlier_block is None and outlier_token is None else 1.0
+        module = networks.byte_transformer(tokens.shape[1], seed, embedding_scale, **(size or {}))
         if outlier_block is not None:
             with torch.no_grad():
                 for dim in networks.ByteTransformer.OUTLIER_DIMS:
                     module.blocks[outlier_block].b2[dim] = outlier_scale
         notes = []
+        if outlier_token is not None:
+            networks.plant_token_outliers(module, outlier_token, outlier_scale)
+            notes.append(f"massive activations ({outlier_scale:g}) on the embedding of byte {chr(outlier_token)!r} "
+                         "only")
+        if attention_logits is not None:
+            factor = networks.grow_attention_logits(module, tokens, **attention_logits)
+            notes.append(f"block {attention_logits['block']}'s query and key projections scaled x{factor:.1f}: "
+                         f"its largest attention logit is {attention_logits['peak']:g}")
         if super_weights is not None:
             value = networks.plant_super_weights(module, **super_weights)
             notes.append(f"super weights of {value:.2f} in block {super_weights['block']}'s MLP down-projection")

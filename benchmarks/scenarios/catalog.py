@@ -20,7 +20,7 @@ FAMILIES: tuple[str, ...] = (
     "single_point_deviation", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc",
     "clean_bn_inserted", "quant_per_tensor", "quant_symmetric", "quant_calibration", "quant_precision_limit",
     "mixed_input_overflow",
-    "mixed_overflow_problem", "mixed_spd_problem",
+    "mixed_overflow_problem", "mixed_spd_problem", "mixed_overflow_hidden",
 )
 
 
@@ -318,6 +318,32 @@ def spd_then_problem_node(spd_blocks: tuple[int, ...], problem_block: int) -> Ca
     return make
 
 
+def saturated_attention_logits(case: NetworkCase) -> faults.Fault:
+    return faults.OverflowFault(
+        kind="fp16_overflow", expected_type="BatchMatMulV2", saturate=True,
+        description=("attention logit growth: block 1's query and key projections grew until the largest "
+                     "q . k is beyond 65504, and the device runs in saturation mode, so the scores MatMul "
+                     "clamps them at 65504: the saturated scores of a row become equal and its softmax spreads "
+                     "over them. Root cause: the FP16 overflow of the scores (keep the attention scores and their "
+                     "softmax in FP32, or add QK-layernorm)"),
+        build_knobs={"runtime": {"aclrtSetDeviceSatMode": "ACL_RT_OVERFLOW_MODE_SATURATION"}})
+
+
+def overflow_hiding_softmax_axis(block: int) -> Callable:
+    def make(case: NetworkCase) -> faults.Fault:
+        softmax = _attention_ops(case, block)[1]
+        late = faults.OpFault(kind="problem_node", golden_op=softmax, override=faults.softmax_over(-2))
+        return faults.CompositeFault(
+            kind="fp16_overflow", root=faults.OverflowFault(kind="fp16_overflow", expected_type="Pow"),
+            others=((late, "hidden"),),
+            description=(f"two faults. First: the massive activations of one token overflow the first LayerNorm's "
+                         f"Pow in FP16. Later: block {block}'s {softmax} is computed over the query axis instead of "
+                         "the key axis, a conversion fault no precision explains; in the comparison its inputs "
+                         "already deviate (the overflow upstream), so it never shows as where error enters. Fixing "
+                         "the overflow alone leaves the output broken"))
+    return make
+
+
 # --- the corpus ---------------------------------------------------------------------------------
 
 _BN = "BatchNorm folded with the variance instead of sqrt(variance + eps)"
@@ -397,6 +423,10 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     *(ScenarioSpec("mixed_overflow_problem", "byte_transformer", "output_logit_drift", seed,
                    saturated_output_logits, case_args={"output_logits": 68000.0})
       for seed in (0, 1, 2)),
+    ScenarioSpec("fp16_overflow", "byte_transformer", "attention_logits_saturated", 0, saturated_attention_logits,
+                 case_args={"attention_logits": {"block": 1, "peak": 90000.0}}),
+    ScenarioSpec("mixed_overflow_hidden", "byte_transformer", "token_outliers_softmax_axis", 0,
+                 overflow_hiding_softmax_axis(1), case_args={"outlier_scale": 400.0, "outlier_token": ord("I")}),
     *(ScenarioSpec("mixed_spd_problem", "byte_transformer", f"int8_attention_{length}", seed,
                    spd_then_problem_node((0,), 1), case_args={"text_bytes": length})
       for length, seed in ((128, 1), (128, 2), (112, 2))),

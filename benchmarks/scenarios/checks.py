@@ -184,6 +184,8 @@ def _symptom_problems(judged: Judgement, label: dict, symptom: dict, first_devia
         else:
             problems += _entry_problems(judged, index, what)
         return problems
+    if symptom["relation"] == "hidden":      # after the root cause; shown alone by the counterfactual run
+        return [] if index > label["index"] else [f"{what} does not follow the root cause"]
     problems = [] if index < label["index"] else [f"{what} does not come before the root cause"]
     problems += _entry_problems(judged, index, what)
     if first_deviation != index:

@@ -98,6 +98,11 @@ class Fault:
         """Faults of a mixture that must leave the network output intact when injected alone."""
         return []
 
+    def hidden_parts(self) -> list[Fault]:
+        """Faults of a mixture the root cause hides in the comparison (their inputs already deviate), each
+        of which, injected alone, must show where it enters and break the network output."""
+        return []
+
     def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
         """Problems with the fault's own mechanism in this run (empty when it is what it claims)."""
         return []
@@ -150,7 +155,9 @@ class Symptom:
 
     ``relation``: ``"explained"`` when the root cause causes it (it comes after the root cause and
     must be reported as a consequence), ``"harmless"`` when it is an earlier, independent deviation
-    the network recovers from (it must not be taken for the root cause).
+    the network recovers from (it must not be taken for the root cause), ``"hidden"`` when it is a
+    second, independent fault after the root cause, which the root cause's error hides in the
+    comparison (its inputs already deviate) but which breaks the output on its own.
     """
 
     kind: str
@@ -435,6 +442,9 @@ class CompositeFault(Fault):
 
     def harmless_parts(self) -> list[Fault]:
         return [fault for fault, relation in self.others if relation == "harmless"]
+
+    def hidden_parts(self) -> list[Fault]:
+        return [fault for fault, relation in self.others if relation == "hidden"]
 
     def saturates(self) -> bool:
         return any(fault.saturates() for fault in self.parts)

@@ -315,6 +315,36 @@ def grow_output_logits(module: ByteTransformer, tokens: torch.Tensor, runner_up:
     return factor
 
 
+@torch.no_grad()
+def grow_attention_logits(module: ByteTransformer, tokens: torch.Tensor, block: int, peak: float) -> float:
+    """Scale ``blocks[block]``'s query and key projections (weights and biases, each by the square root of
+    the factor) until the largest |q . k| on ``tokens``, before the 1/sqrt(d) scaling, is ``peak``;
+    return the factor.
+
+    This is attention logit growth (Dehghani et al. 2023, "Scaling Vision Transformers to 22 Billion
+    Parameters"; the reason for QK-layernorm): without a norm on queries and keys their dot products
+    grow during training until a float16 score matrix overflows.
+    """
+    layer = module.blocks[block]
+    head = layer.width // layer.heads
+    h = layer.norm1(module.residual_in(tokens, block))
+    q = (h @ layer.wq + layer.bq).reshape(1, layer.tokens, layer.heads, head).permute(0, 2, 1, 3)
+    k = (h @ layer.wk + layer.bk).reshape(1, layer.tokens, layer.heads, head).permute(0, 2, 3, 1)
+    factor = peak / float((q @ k).abs().max())
+    for name in ("wq", "bq", "wk", "bk"):
+        getattr(layer, name).mul_(math.sqrt(factor))
+    return factor
+
+
+@torch.no_grad()
+def plant_token_outliers(module: ByteTransformer, byte: int, scale: float) -> None:
+    """Massive activations on one token only: ``OUTLIER_DIMS`` of byte ``byte``'s embedding become
+    ``scale`` (Sun et al. 2024, "Massive Activations in Large Language Models": they sit on the
+    starting token and a few delimiters, not everywhere)."""
+    for dim in ByteTransformer.OUTLIER_DIMS:
+        module.embedding.weight[byte, dim] = scale
+
+
 def mtcnn(net: str) -> nn.Module:
     """``pnet``, ``rnet`` or ``onet`` with the trained facenet-pytorch weights."""
     module = {"pnet": PNet, "rnet": RNet, "onet": ONet}[net]()
@@ -330,12 +360,13 @@ def crepe_tiny() -> nn.Module:
     return module.eval()
 
 
-def byte_transformer(tokens: int, seed: int, outlier_scale: float = 1.0) -> nn.Module:
-    """The seeded byte transformer (weights depend only on ``seed`` and the arguments)."""
+def byte_transformer(tokens: int, seed: int, outlier_scale: float = 1.0, **size: int) -> nn.Module:
+    """The seeded byte transformer (weights depend only on ``seed`` and the arguments); ``size``: its
+    ``width``, ``heads`` and ``layers`` when not the defaults (a larger model for benchmarks)."""
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
-        module = ByteTransformer(tokens, outlier_scale=outlier_scale)
+        module = ByteTransformer(tokens, outlier_scale=outlier_scale, **size)
     finally:
         torch.random.set_rng_state(generator_state)
     return module.eval()

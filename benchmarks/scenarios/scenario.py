@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from advisor.compare import result_file_name
-from benchmarks.scenarios import checks, dumps, target_graph
+from benchmarks.scenarios import checks, dumps, faults, target_graph
 from benchmarks.scenarios.cases import NetworkCase, build_case
 from benchmarks.scenarios.catalog import ScenarioSpec
 from benchmarks.scenarios.compare import write_result
@@ -240,6 +240,18 @@ def _counterfactuals(fault, label: dict, replay: Replay) -> tuple[list[str], dic
         if judged.output_deviates:
             problems.append(f"the harmless {part.kind} breaks the network output on its own "
                             f"(cosine {judged.network.get('output_cosine')})")
+    for part, symptom in zip(fault.hidden_parts(), [s for s in label.get("symptoms", []) if s["relation"] == "hidden"],
+                             strict=True):
+        # Alone: without the root cause, which may be the precision itself (an overflow is not injected):
+        # every compute op of the target kept in float32.
+        wide = [faults.Keep(op=op.name, precision="float32") for op in replay.plan.ops if op.role == "compute"]
+        judged = replay.judge(part.with_keep(wide))
+        op = judged.op(symptom["index"])
+        observed["hidden_alone"] = {"op_error_enters": bool(op["error_enters"]),
+                                    "network_output_deviates": judged.output_deviates}
+        if not (op["error_enters"] and judged.output_deviates):
+            problems.append(f"the hidden {part.kind} at {symptom['op']}, injected alone, does not enter there and "
+                            "break the network output")
     fix = fault.fixed()
     if fix is not None:
         judged = replay.judge(fix)
@@ -310,6 +322,10 @@ def expected_signature(kind: str, symptoms: list[dict] | None = None) -> dict:
         if symptom["relation"] == "harmless":
             signature["before_op"] = (f"the first deviation is a harmless {symptom['kind']} at {where} "
                                       "(its inputs agree); the labelled op's inputs agree again")
+        elif symptom["relation"] == "hidden":
+            signature["second_fault"] = (f"a second, independent {symptom['kind']} at {where}: the root cause's "
+                                         "error hides it in the comparison (its inputs deviate); injected alone, "
+                                         "error enters there and breaks the network output")
         elif symptom["kind"] == "fp16_overflow":
             signature["then"] = f"the first overflow starts later, at {where}, explained by the root cause"
         else:

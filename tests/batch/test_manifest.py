@@ -3,6 +3,7 @@ like `advisor run`; graph, dumps and config are checked, hashed and recorded."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import textwrap
@@ -80,6 +81,11 @@ def _write(workspace: Workspace, text: str) -> Path:
          input: inputs/resnet.csv
          lang: fr
      """, "nightly.yaml:4:5: 'lang' must be one of en, zh, not 'fr'"),
+    ("""\
+     defaults:
+       verify: sometimes
+     jobs: [{name: resnet, input: inputs/resnet.csv}]
+     """, "nightly.yaml:2:3: 'verify' must be true or false"),
     ("jobs: [\n", "nightly.yaml:2:1: invalid YAML"),
     ("jobs: []\n", "nightly.yaml:1:1: 'jobs' must be a non-empty list of jobs"),
 ])
@@ -191,3 +197,22 @@ def test_backends_choose_the_remedy_files_of_every_job(workspace: Workspace) -> 
     jobs = {job.name: job for job in load_manifest(path, ProjectConfig()).jobs}
     assert jobs["resnet"].backends == ("onnxruntime", "pytorch")
     assert jobs["bert"].analysis_options().backends == ("ascend", "magicmind", "tensorrt", "onnxruntime", "pytorch")
+
+
+def test_verify_checks_a_jobs_diagnosis_on_the_cpu(workspace: Workspace) -> None:
+    pytest.importorskip("onnxruntime", reason="onnxruntime is a dependency of advisor run --verify")
+    scenario = SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0"      # the model and the input dumps
+    for folder in ("golden", "target"):
+        shutil.copytree(scenario / folder, workspace.root / folder)
+    shutil.copy(scenario / "model.onnx", workspace.root / "model.onnx")
+    workspace.put("pnet", next(scenario.glob("result_*.csv")))
+    job = {"input": "inputs/pnet.csv", "graph": "model.onnx", "dumps": {"golden": "golden", "target": "target"}}
+    manifest = workspace.manifest({"pnet": {**job, "verify": True}, "plain": job}, defaults={"formats": ["json"]})
+    jobs = {j.name: j for j in load_manifest(manifest, ProjectConfig()).jobs}
+    assert jobs["pnet"].analysis_options().verify and not jobs["plain"].verify
+    assert jobs["pnet"].options_spec()["verify"] is True          # part of the job's hash: a change re-runs it
+    assert workspace.batch(manifest).code == 0
+    reports = {name: json.loads((workspace.out / name / "report.json").read_text(encoding="utf-8"))
+               for name in ("pnet", "plain")}
+    assert reports["pnet"]["verification"]["fidelity"]["target_output_cosine"] == pytest.approx(0.79611, abs=1e-5)
+    assert reports["plain"]["verification"] is None

@@ -143,4 +143,4 @@ def test_a_tuning_packs_settings_for_a_disabled_rule_are_dropped_not_refused(tmp
     report = run_cli(scenario_csv(SPD_PROBLEM), "--format", "json", "--rules", str(tuning),
                      "--disable", "problem-node").report()
     assert report["overrides"]["params"] == {rule: {"absorbed_cosine": 1.0}
-                                             for rule in ("absorbed-deviation", "fused-op-problem")}
+                                             for rule in ("absorbed-deviation", "fused-op-problem", "residual-fault")}

@@ -27,7 +27,8 @@ def test_an_absorbed_entry_becomes_the_cause_when_an_expert_demands_a_cleaner_re
     strict = run_cli(scenario_csv(SPD_PROBLEM), "--format", "json", "--set", "core.absorbed_cosine=1.0").report()
     assert (strict["root_cause"]["kind"], strict["root_cause"]["op"]) == ("problem_node", "MatMul_26")
     assert {rule: params for rule, params in strict["overrides"]["params"].items()} == {
-        rule: {"absorbed_cosine": 1.0} for rule in ("absorbed-deviation", "fused-op-problem", "problem-node")}
+        rule: {"absorbed_cosine": 1.0} for rule in ("absorbed-deviation", "fused-op-problem", "problem-node",
+                                                    "residual-fault")}
 
 
 def _flickering_chain(entries: int) -> list[str]:

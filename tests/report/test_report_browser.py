@@ -24,7 +24,7 @@ if chromium_path() is None:
 
 VIEWPORTS = {"narrow": NARROW, "medium": MEDIUM, "wide": WIDE}
 BROWSER_CASES = [case for case in CASES if case.name in ("fp16_overflow", "problem_node_graph", "clean_fp16",
-                                                         "crepe_example")]
+                                                         "crepe_example", "problem_node_verified")]
 
 # Elements whose right edge passes the viewport, ignoring those inside a box that scrolls or clips
 # (a <pre> of a remedy file scrolls on its own) and the inside of SVGs (they scale as a whole).
@@ -166,6 +166,24 @@ def test_the_ops_table_sorts_by_a_clicked_column(browser, pages) -> None:
         link = table.locator("tr.root td a[href^='#']").first
         assert page.locator(f"[id='{link.get_attribute('href')[1:]}']").count() == 1
         assert table.locator("tbody a[href^='file:']").count() == table.locator("tbody tr").count()
+        assert errors == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_verified_panel_follows_the_verdict_and_says_what_was_not_verified(browser, pages, lang: str) -> None:
+    page_file, payload = pages[("problem_node_verified", lang)]
+    page, errors, _ = _open(browser, page_file, VIEWPORTS["narrow"])
+    try:
+        # The panel is the first thing after the verdict.
+        assert page.evaluate("document.querySelector('header.verdict').nextElementSibling.id") == "verified"
+        panel = page.inner_text("#verified")
+        fidelity = payload["verification"]["fidelity"]
+        assert f"{fidelity['target_output_cosine']:g}" in panel
+        for line in payload["verification"]["not_verified"]:
+            assert line["why"] in panel
+        assert page.locator("#verified").bounding_box()["width"] <= VIEWPORTS["narrow"][0]
         assert errors == []
     finally:
         page.close()
