@@ -7,7 +7,11 @@ Runs the advisor in-process (``advisor.pipeline.analyse``) on every scenario's
 ``result_<timestamp>.csv`` and compares its root cause with the scenario's ``label.json``. Prints
 one row per family: scenarios, root-cause kind right, op right (name *and* index match the label),
 the currently supported answer for families whose own diagnosis is a later capability, false
-alarms on clean runs and accuracy; then every miss with label vs got.
+alarms on clean runs and accuracy; the confidence calibration (per band of the verdict's stated
+confidence, how many were right: a band stated at 0.9 should be right at least 90% of the time);
+then every miss with label vs got. Where a scenario's level or task cannot show the label's kind (L0
+dumps no arguments; MD5 mode says where bits differ, not by how much), the most specific answer that
+data allows at the labelled op counts as correct and is listed as level-limited, never as an exact label.
 
 What counts as correct, per scenario:
 
@@ -118,6 +122,7 @@ class ScenarioResult:
     got_op: str | None
     got_index: int | None
     got_severity: str | None
+    got_confidence: float | None         # the root cause's stated confidence (1.0 for "consistent")
     status: str                          # "supported" | "later capability"
     supported_answer: str | None         # what counts as correct for a later-capability kind
     kind_right: bool                     # the label's own kind (never true for a later capability)
@@ -204,6 +209,7 @@ class BenchmarkResult:
             "clean_with_error_findings": sum(1 for s in clean if any(" error " in a for a in s.active)),
             "vendor_advisor": {**ratio(readable, lambda s: s.vendor_correct),
                                "unreadable": len(scenarios) - len(readable)},
+            "calibration": calibration(scenarios),
             "ours_on_vendor_readable": ratio(readable, lambda s: s.correct),
         }
 
@@ -215,6 +221,36 @@ class BenchmarkResult:
             "families": [{**asdict(f), "accuracy": round(f.accuracy, 6)} for f in self.families],
             "scenarios": [{**asdict(s), "label": s.label, "got": s.got} for s in self.scenarios],
         }
+
+
+#: Confidence bands of the calibration table: [low, high).
+CALIBRATION_BANDS = ((0.0, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 0.95), (0.95, 1.01))
+
+
+def calibration(scenarios: list[ScenarioResult]) -> list[dict[str, Any]]:
+    """Whether the stated confidence means something: per band of the verdict's confidence (the root
+    cause's, 1.0 for "consistent"), how many verdicts were stated there and how many were right. A
+    band stated at 0.9 should be right at least 90% of the time."""
+    bands = []
+    for low, high in CALIBRATION_BANDS:
+        stated = [s for s in scenarios if s.got_confidence is not None and low <= s.got_confidence < high]
+        right = sum(s.correct for s in stated)
+        bands.append({"band": f"{low:.2f}-{min(high, 1.0):.2f}", "stated": len(stated), "right": right,
+                      "share": round(right / len(stated), 6) if stated else None,
+                      "low": low, "meets": (right / len(stated) >= low) if stated else None})
+    return bands
+
+
+def format_calibration(bench: BenchmarkResult, source: str) -> str:
+    rows = [b for b in bench.summary(source)["calibration"] if b["stated"]]
+    if not rows:
+        return ""
+    out = ["confidence calibration (verdicts stated in each band, and right):"]
+    for band in rows:
+        flag = "" if band["meets"] else "  below its band"
+        share = _pct(band["right"], band["stated"])
+        out.append(f"  {band['band']}  {band['right']:>4}/{band['stated']:<4} {share:>6}{flag}")
+    return "\n".join(out)
 
 
 def _at(op: str | None, index: int | None) -> str:
@@ -362,6 +398,7 @@ def score(name: str, label: dict[str, Any], diagnosis: Diagnosis | None, error: 
     return ScenarioResult(
         name=name, family=label["family"], label_kind=kind, label_op=op, label_index=index,
         got_kind=got_kind, got_op=got_op, got_index=got_index, got_severity=got_severity,
+        got_confidence=None if error is not None else (root.confidence if root is not None else 1.0),
         status=status, supported_answer=supported_answer, kind_right=kind_right, op_right=op_right,
         supported_right=supported_right, false_alarm=false_alarm, correct=correct,
         active=[f"{f.rule} {f.severity} {_at(f.op, f.index)}" for f in active], error=error)
@@ -532,6 +569,9 @@ def _format_source_table(bench: BenchmarkResult, source: str) -> str:
             groups.setdefault(key, [])
             if row.kind not in groups[key]:
                 groups[key].append(row.kind)
+    calibrated = format_calibration(bench, source)
+    if calibrated:
+        out.append(calibrated)
     for (reason, answer), kinds in groups.items():
         out.append(f"later capability: {', '.join(kinds)} ({reason}); "
                    f"supported answer today: {answer} at the labelled op")

@@ -46,13 +46,19 @@ def test_same_names_pair_tensor_by_tensor_with_statistic_differences(tmp_path):
     check_schema(frame)
     assert table.format == "msprobe-dump" and table.source == target
     assert list(frame["tensor_id"]) == ["Functional.linear.0.forward.input.0", "Functional.linear.0.forward.input.1",
+                                        "Functional.linear.0.forward.input.2",
                                         "Functional.linear.0.forward.input.bias",
+                                        "Functional.linear.0.forward.input.inplace",
                                         "Functional.linear.0.forward.output.0"]
-    assert frame["slot"].tolist() == [0, 1, pd.NA, 0]  # the int argument 2 is no tensor: left out
-    assert list(frame["io"]) == ["input", "input", "input", "output"]
+    assert frame["slot"].tolist() == [0, 1, 2, pd.NA, pd.NA, 0]
+    assert list(frame["io"]) == ["input", "input", "input", "input", "input", "output"]
     assert set(frame["op_type"]) == {"Functional.linear"} and set(frame["direction"]) == {"forward"}
-    assert (set(frame["npu_dtype"]), set(frame["golden_dtype"])) == ({"float16"}, {"float32"})
-    out = frame.iloc[3]
+    # arguments as msprobe's CSV prints them: the int's value as its statistics, the bool's as text
+    assert list(frame["npu_dtype"]) == ["float16", "float16", "python.int", "float16", "python.bool", "float16"]
+    assert (frame["npu_max"].iloc[2], frame["golden_max"].iloc[2]) == (1.0, 1.0)
+    assert (frame["npu_arg"].iloc[4], frame["golden_arg"].iloc[4]) == ("False", "False")
+    assert frame["npu_arg"].drop(index=4).isna().all()
+    out = frame.iloc[5]
     assert (out["npu_max"], out["golden_max"], out["max_rel_diff"]) == (3.0, 2.0, 0.5)
     assert (out["norm_rel_diff"], out["min_rel_diff"], out["mean_rel_diff"]) == (0.5, 0.0, 0.0)
     assert out["shape"] == out["golden_shape"] == "[4, 16]" and not out["shape_mismatch"]

@@ -155,17 +155,27 @@ def test_mindspore_vs_pytorch_dumps_pair_eleven_calls_across_frameworks():
 
 
 def test_mindspore_vs_pytorch_dumps_hold_32_and_39_tensors():
-    frame = cross_framework_table().frame
-    assert len(frame) == 44
-    assert int((~frame["golden_only"]).sum()) == 32  # every MindSpore tensor once (SOURCES.md: 32)
-    assert int((~frame["npu_only"]).sum()) == 39     # every PyTorch tensor once (SOURCES.md: 39)
-    assert int(frame["npu_only"].sum()) == 5 and int(frame["golden_only"].sum()) == 12
+    table = cross_framework_table().frame
+
+    def argument(column: str):   # an int, float, bool or str argument, as msprobe's CSV lists it
+        return table[column].astype("string").str.startswith("python.").fillna(False)
+
+    npu_tensor = table["npu_dtype"].notna() & ~argument("npu_dtype")
+    bench_tensor = table["golden_dtype"].notna() & ~argument("golden_dtype")
+    assert int(npu_tensor.sum()) == 32     # every MindSpore tensor once (SOURCES.md: 32)
+    assert int(bench_tensor.sum()) == 39   # every PyTorch tensor once (SOURCES.md: 39)
+    # MindSpore passes a tensor where PyTorch passes an int (Tensor.__add__'s second operand): paired
+    assert int((npu_tensor & argument("golden_dtype")).sum()) == 1
+    frame = table[~argument("npu_dtype") & ~argument("golden_dtype")]
+    assert len(frame) == 43
+    assert int(frame["npu_only"].sum()) == 4 and int(frame["golden_only"].sum()) == 12
     assert set(frame["direction"]) == {"forward", "backward"}
     assert set(frame["io"]) == {"input", "output"}
     # MindSpore Float32/BFloat16/Int32/UInt8..., torch.bfloat16...: one vocabulary
-    assert frame["npu_dtype"].value_counts().to_dict() == {
-        "bfloat16": 18, "int64": 4, "bool": 4, "float32": 3, "int32": 2, "uint8": 1}
-    assert frame["golden_dtype"].value_counts().to_dict() == {"bfloat16": 21, "float32": 7, "bool": 6, "int64": 5}
+    counts = {side: {k: v for k, v in frame[f"{side}_dtype"].value_counts().to_dict().items() if v}
+              for side in ("npu", "golden")}
+    assert counts["npu"] == {"bfloat16": 18, "bool": 4, "int64": 3, "float32": 3, "int32": 2, "uint8": 1}
+    assert counts["golden"] == {"bfloat16": 21, "float32": 7, "bool": 6, "int64": 5}
     assert frame["cosine"].isna().all() and frame["max_abs_error"].isna().all()  # statistics only
     # Bool tensors: Max/Min true/false -> 1/0, Mean/Norm null -> NaN
     logical_or = frame[frame["op_name"] == "Mint.logical_or.0.forward"]
@@ -222,8 +232,10 @@ def test_layer_mapping_dumps_pair_a_cell_with_its_module():
 
 def test_api_accuracy_checker_dump_has_nine_float16_tensors_with_nested_arguments():
     table = read_dump_pair(RUN_UT_DUMP, RUN_UT_DUMP)  # no "framework" key: an older dump.json
-    frame = table.frame
-    check_schema(frame)
+    check_schema(table.frame)
+    arguments = table.frame["npu_dtype"].astype("string").str.startswith("python.").fillna(False)
+    assert arguments.sum() == 3   # the chunk's count and dim, the cat's dim: numbers with their value
+    frame = table.frame[~arguments]
     assert len(frame) == 9
     assert list(frame["op_name"].unique()) == ["Tensor.__mul__.7.forward", "Torch.chunk.4.forward",
                                                "Torch.cat.8.forward"]
