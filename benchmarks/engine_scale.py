@@ -109,7 +109,7 @@ def measure(ops: int, rules: list, priorities: dict[str, int], repeat: int) -> M
         start = time.perf_counter()
         result = run_rules(rules, facts)
         middle = time.perf_counter()
-        rank_findings(result.findings, result.explanations, priorities)
+        rank_findings(result.findings, result.explanations, priorities, result.groups)
         end = time.perf_counter()
         run = Measurement(ops, len(facts), len(result.findings), len(result.explanations), middle - start, end - middle)
         if best is None or run.per_1k < best.per_1k:

@@ -15,7 +15,7 @@ def test_the_synthetic_network_has_entries_overflows_and_explained_symptoms():
     kinds = Counter(f.kind for f in result.findings)
     assert kinds["input_mismatch"] == 1 and kinds["fp16_overflow"] == OVERFLOW_ONSETS
     assert kinds["problem_node"] > 80 and Counter(f.rule for f in result.findings)["absorbed-deviation"] > 0
-    rules = Counter(rule for _, _, rule in result.explanations)
+    rules = Counter(rule for _, _, rule in result.every_explanation())
     assert {"input-mismatch-explains-downstream", "overflow-explains-inherited",
             "specific-cause-explains-problem-node"} <= set(rules)
 
