@@ -33,65 +33,101 @@ NO_VALUE: frozenset[str] = frozenset({
 })
 
 
-def read_text_cells(path: Path, encoding: str, sep: str = ",") -> tuple[pd.DataFrame, np.ndarray]:
+def read_text_cells(path: Path, encoding: str, sep: str = ",",
+                    unused: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
     """Every cell as text (NA where empty), header names stripped, blank rows dropped; and the
-    1-based physical line of each row (the header is line 1; quoted newlines are counted)."""
+    1-based physical line of each row (the header is line 1; quoted newlines are counted).
+    ``unused``: headers the caller ignores (msprobe's stack texts): left out of the frame, and
+    never made into strings when pyarrow reads the file."""
     names = header_names(read_header(path, encoding, sep))
     check_first_row(path, encoding, len(names), sep)
-    raw = _arrow_text_cells(path, encoding, sep, names)
-    if raw is None:
-        try:
-            # No usecols: with it the C parser silently drops the extra fields of a too-long row.
-            with strict_parser(path):
-                raw = pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, names=names, dtype=str,
-                                  keep_default_na=False, na_values=[""], index_col=False,
-                                  skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
-        except UnicodeDecodeError:
-            raise  # read_comparison retries as GBK
-        except pd.errors.EmptyDataError:
-            raise InputFormatError("no rows: the file has a header but no comparison rows", path=path) from None
-        except pd.errors.ParserError as err:
-            raise parser_error(err, path) from None
+    read = _arrow_text_cells(path, encoding, sep, names, unused)
+    if read is None:
+        raw = _pandas_text_cells(path, encoding, sep, names)
+        newlines = _newlines_per_row(raw) if physical_line_count(path) != 1 + len(raw) else None
+        filled = raw.notna().any(axis=1).to_numpy()
+        raw = raw.drop(columns=[name for name in names if name in unused])
+    else:
+        raw, newlines, filled = read
     lines = np.arange(2, 2 + len(raw), dtype=np.int64)
-    if physical_line_count(path) != 1 + len(raw):  # some quoted cell holds a newline
-        newlines = np.zeros(len(raw), dtype=np.int64)
-        for name in raw.columns:
-            column = raw[name]
-            if column.str.contains("\n", regex=False, na=False).any():
-                newlines += column.str.count("\n").fillna(0).to_numpy(np.int64)
+    if newlines is not None and newlines.any():  # some quoted cell holds a newline
         lines[1:] += np.cumsum(newlines)[:-1]
-    blank = raw.isna().all(axis=1).to_numpy()
-    if blank.any():
-        raw, lines = raw.loc[~blank].reset_index(drop=True), lines[~blank]
+    if not filled.all():
+        raw, lines = raw.loc[filled].reset_index(drop=True), lines[filled]
     if raw.empty:
         raise InputFormatError("no rows: the file has a header but no comparison rows", path=path)
-    check_last_row_complete(path, encoding, len(raw.columns), int(lines[-1]), sep=sep)
+    check_last_row_complete(path, encoding, len(names), int(lines[-1]), sep=sep)
     return raw, lines
 
 
-def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str]) -> pd.DataFrame | None:
+def _pandas_text_cells(path: Path, encoding: str, sep: str, names: list[str]) -> pd.DataFrame:
+    try:
+        # No usecols: with it the C parser silently drops the extra fields of a too-long row.
+        with strict_parser(path):
+            return pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, names=names, dtype=str,
+                               keep_default_na=False, na_values=[""], index_col=False,
+                               skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
+    except UnicodeDecodeError:
+        raise  # read_comparison retries as GBK
+    except pd.errors.EmptyDataError:
+        raise InputFormatError("no rows: the file has a header but no comparison rows", path=path) from None
+    except pd.errors.ParserError as err:
+        raise parser_error(err, path) from None
+
+
+def _newlines_per_row(raw: pd.DataFrame) -> np.ndarray:
+    newlines = np.zeros(len(raw), dtype=np.int64)
+    for name in raw.columns:
+        column = raw[name]
+        if column.str.contains("\n", regex=False, na=False).any():
+            newlines += column.str.count("\n").fillna(0).to_numpy(np.int64)
+    return newlines
+
+
+def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
+                      unused: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
     """The cells as ``pd.read_csv(..., dtype=str, na_values=[""])`` gives them (Arrow strings, NA where
-    empty), parsed by pyarrow: pandas' C parser makes every cell a string object first, four times
-    the time of its numeric read on a million msprobe rows. None when pyarrow refuses the file (a
-    row of the wrong length, a blank line, bytes that are not UTF-8...): pandas then reads it and
-    says what is wrong, as before."""
+    empty), parsed by pyarrow block by block (pandas' C parser makes every cell a string object
+    first, four times the time of its numeric read on a million msprobe rows); the ``unused``
+    columns of each block are dropped once its newlines and empty cells are counted, so their text
+    (msprobe's stack column: 40 % of a summary CSV) is never held whole. Also per row: the newlines
+    in its cells, whether any cell is filled. None when pyarrow refuses the file (a row of the
+    wrong length, a blank line, bytes that are not UTF-8...): pandas then reads it and says what is
+    wrong, as before."""
     if encoding not in ("utf-8", "utf-8-sig"):
         return None
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
+    kept = [name for name in names if name not in unused]
+    batches, newlines, filled = [], [], []
     try:
-        table = pcsv.read_csv(
+        reader = pcsv.open_csv(
             path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=16 << 20),
             parse_options=pcsv.ParseOptions(delimiter=sep, newlines_in_values=True, ignore_empty_lines=False),
             convert_options=pcsv.ConvertOptions(column_types={name: pa.large_string() for name in names},
                                                 null_values=[""], strings_can_be_null=True,
                                                 quoted_strings_can_be_null=True))
+        for batch in reader:
+            count = np.zeros(batch.num_rows, dtype=np.int64)
+            any_cell = np.zeros(batch.num_rows, dtype=bool)
+            for column in batch.columns:
+                any_cell |= column.is_valid().to_numpy(zero_copy_only=False)
+                if pc.any(pc.match_substring(column, "\n")).as_py():
+                    count += pc.count_substring(column, "\n").fill_null(0).to_numpy(zero_copy_only=False)
+            newlines.append(count)
+            filled.append(any_cell)
+            batches.append(pa.record_batch([batch.column(name) for name in kept], names=kept))
     except (pa.ArrowException, OSError):
         return None
+    table = pa.Table.from_batches(batches, schema=pa.schema([(name, pa.large_string()) for name in kept]))
     dtype = pd.StringDtype("pyarrow", na_value=np.nan)    # what read_csv's dtype=str gives
-    return pd.DataFrame({name: pd.arrays.ArrowStringArray(table.column(at), dtype=dtype)
-                         for at, name in enumerate(names)}, copy=False)
+    frame = pd.DataFrame({name: pd.arrays.ArrowStringArray(table.column(name), dtype=dtype) for name in kept},
+                         copy=False)
+    empty = np.zeros(0, dtype=np.int64)
+    return frame, np.concatenate(newlines) if newlines else empty, \
+        np.concatenate(filled) if filled else empty.astype(bool)
 
 
 # A comparison has a few dozen columns; a header of thousands is not one, and every later step is

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from msprobe_samples import CURRENT_HEADER, CURRENT_ROWS
 
-from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers_and_words, text_column
+from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers_and_words, read_text_cells, text_column
 
 REALTOOL = Path(__file__).resolve().parents[1] / "data" / "realtool"
 
@@ -54,3 +55,19 @@ def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
         assert arrow.dtype == "string"
     lowered = map_distinct(frame["NPU max"], str.lower)
     assert lowered.isna().equals(frame["NPU max"].isna())
+
+
+# msprobe's stack texts, which the reader never uses; the sample's first stack spans two lines.
+UNUSED = frozenset({"NPU_Stack_Info", "Requires_grad Consistent"})
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "gbk"])  # pyarrow reads UTF-8; pandas reads the rest
+def test_unused_columns_are_left_out_yet_their_newlines_and_cells_still_count(write_result, encoding):
+    rows = [*CURRENT_ROWS, "", ",,,,,,,,,,,,,,,,,,,,,,,,,\"['stack only']\""]  # a row that only has a stack
+    path = write_result(CURRENT_HEADER, rows, encoding=encoding)
+    everything, lines = read_text_cells(path, encoding)
+    kept, kept_lines = read_text_cells(path, encoding, unused=UNUSED)
+    assert not UNUSED & set(kept.columns)
+    pd.testing.assert_frame_equal(kept, everything.drop(columns=sorted(UNUSED)))
+    assert list(kept_lines) == list(lines) == [2, 4, 5, 7, 9, 11]
+    assert kept["NPU Name"].isna().tolist() == [False] * 5 + [True]
