@@ -255,17 +255,20 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     config, settings = build if build else (None, None)
     out = [config] if config else []
     out += _overflow_records(options, facts)
-    if not options.dumps and settings is None:
-        return out
-    from .evidence.facts import evidence_facts, statistics_facts
-    from .evidence.layers import LayerInputs, layer_facts
-
     if options.dumps:
+        from .evidence.facts import evidence_facts
+
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
                               dumps=dumps, thresholds=thresholds)
-    else:   # the network inputs' statistics in the comparison, against the build config
+    elif config is not None or "golden_max" in table.present_metrics:
+        # The network inputs' statistics in the comparison: against the build config, and (with the
+        # extrema msprobe prints) the affine map between the two sides they imply.
+        from .evidence.facts import statistics_facts
+
         out += statistics_facts(table, facts.network, config, input_nodes=options.input_nodes, thresholds=thresholds)
     if settings is not None:
+        from .evidence.layers import LayerInputs, layer_facts
+
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
                               else None, golden_input=dumps, simulation=simulated)

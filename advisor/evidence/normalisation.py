@@ -65,7 +65,7 @@ def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: 
         if per_sample[2] >= knobs.relation_min_fit and 1 - per_sample[2] < knobs.group_residual_ratio * (1 - fit):
             (scales, offsets, fit), t, g, groups = per_sample, ts, gs.astype(np.float64), "sample"
     fitted = scales[:, None] * g + offsets[:, None]
-    relation, applied_to, mean, std = _read_affine(scales, offsets, g, t, fit, knobs, groups)
+    relation, applied_to, mean, std = _read_affine(scales, offsets, Moments.of(g), Moments.of(t), fit, knobs, groups)
     known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
     return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known,
                      groups)
@@ -85,11 +85,47 @@ def _group_fits(t: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     return scales, offsets, float(r2.min()) if r2.size else float("nan")
 
 
-def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.ndarray, fit: float,
+@dataclass(frozen=True)
+class Moments:
+    """What reading an affine map needs of one side, per group (channel or sample): its mean, std,
+    smallest and largest value, and whether every value is a whole number (None: not known)."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    integral: bool | None
+
+    @classmethod
+    def of(cls, rows: np.ndarray) -> Moments:
+        return cls(rows.mean(axis=1), rows.std(axis=1), rows.min(axis=1), rows.max(axis=1),
+                   bool(np.all(rows == np.round(rows))))
+
+    @property
+    def rms(self) -> np.ndarray:
+        return np.sqrt(self.mean ** 2 + self.std ** 2)
+
+    @property
+    def spread(self) -> float:
+        """The standard deviation over every group together (equal sizes)."""
+        return float(np.sqrt(np.mean(self.std ** 2) + np.var(self.mean)))
+
+    def standardised(self, knobs: ProbeKnobs) -> bool:
+        """Every group has zero mean and unit variance within ``standardised_tolerance``."""
+        return bool(np.all(np.abs(self.mean) <= knobs.standardised_tolerance)
+                    and np.all(np.abs(self.std - 1.0) <= knobs.standardised_tolerance))
+
+    def looks_raw(self) -> bool:
+        """Values as a sensor or a decoder writes them: integers (pixels, 16-bit PCM), never negative,
+        or float audio within [-1, 1]."""
+        return bool(self.integral or self.low.min() >= 0 or (self.low.min() >= -1.0 and self.high.max() <= 1.0))
+
+
+def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: Moments, t: Moments, fit: float,
                  knobs: ProbeKnobs, groups: str = "channel"
                  ) -> tuple[str, str | None, np.ndarray | None, np.ndarray | None]:
     """What an affine map between the sides means (the module docstring)."""
-    rms = np.sqrt((g ** 2).mean(axis=1))
+    rms = g.rms
     identity_tol = knobs.identity_scale_tolerance
     if (np.allclose(scales, 1.0, atol=identity_tol)
             and np.all(np.abs(offsets) <= identity_tol * np.maximum(rms, 1e-12))):
@@ -99,41 +135,59 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.n
     # A normalisation on the target side: target = (golden - m) / s, so s = 1 / a, m = -b / a.
     on_target = (-offsets / scales, 1.0 / scales)
     on_golden = (offsets, scales)                       # golden = (target - m) / s: s = a, m = b
-    standard_t, standard_g = _standardised(t, knobs), _standardised(g, knobs)
+    standard_t, standard_g = t.standardised(knobs), g.standardised(knobs)
     if standard_t != standard_g and scale_name(float(scales.mean())) is None:
         # One side is standardised (zero mean, unit variance per group) and the other is not: the
         # other side lacks that normalisation if it looks raw (or if the maps differ per sample: a
         # per-sample standardisation cannot be applied twice), else it got one more on top of it.
         other = g if standard_t else t
-        if groups == "sample" or _looks_raw(other):
+        if groups == "sample" or other.looks_raw():
             side = "target" if standard_t else "golden"
             return ("missing_normalization", side, *(on_target if side == "target" else on_golden))
         side = "golden" if standard_t else "target"
         return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
     if np.all(np.abs(offsets) <= knobs.scale_offset_tolerance * np.abs(scales) * np.maximum(rms, 1e-12)):
         return "scale", None, None, None
-    target_raw, golden_raw = bool(t.min() >= 0), bool(g.min() >= 0)
+    if scale_name(float(scales.mean())) is not None and (t.low.min() < 0) == (g.low.min() < 0):
+        # 255 (or 1/255, 32768) with an offset: the same normalisation applied to 0-255 values on one
+        # side and to 0-1 values on the other ((255x - m) / s against (x - m) / s): the scale is the fault.
+        return "scale", None, None, None
+    target_raw, golden_raw = bool(t.low.min() >= 0), bool(g.low.min() >= 0)
     if target_raw != golden_raw:
         side = "golden" if target_raw else "target"
         return ("missing_normalization", side, *(on_golden if side == "golden" else on_target))
     if target_raw:                                      # both raw: a brightness/contrast change
         return "affine", None, None, None
-    # Both normalised: the side whose spread is further from unit variance got the extra step.
-    spread_t, spread_g = abs(np.log(max(t.std(), 1e-12))), abs(np.log(max(g.std(), 1e-12)))
-    side = "target" if spread_t >= spread_g else "golden"
+    # Both normalised: the side whose implied constants are well known got the extra step (the
+    # other side's would be the inverse map); failing that, the side whose spread is further from
+    # unit variance.
+    known = [known_constants(*on_target, knobs.known_tolerance) is not None,
+             known_constants(*on_golden, knobs.known_tolerance) is not None]
+    spread_t, spread_g = abs(np.log(max(t.spread, 1e-12))), abs(np.log(max(g.spread, 1e-12)))
+    side = ("target" if known[0] else "golden") if known[0] != known[1] else (
+        "target" if spread_t >= spread_g else "golden")
     return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
 
 
-def _standardised(rows: np.ndarray, knobs: ProbeKnobs) -> bool:
-    """Every row (channel or sample) has zero mean and unit variance within ``standardised_tolerance``."""
-    return bool(np.all(np.abs(rows.mean(axis=1)) <= knobs.standardised_tolerance)
-                and np.all(np.abs(rows.std(axis=1) - 1.0) <= knobs.standardised_tolerance))
-
-
-def _looks_raw(x: np.ndarray) -> bool:
-    """Values as a sensor or a decoder writes them: integers (pixels, 16-bit PCM), never negative, or
-    float audio within [-1, 1]."""
-    return bool(np.all(x == np.round(x)) or x.min() >= 0 or (x.min() >= -1.0 and x.max() <= 1.0))
+def affine_from_statistics(target: Moments, golden: Moments, knobs: ProbeKnobs) -> AffineFit | None:
+    """The affine map ``target = a * golden + b`` the two sides' whole-tensor statistics imply, when
+    no dumps are given (an msprobe statistics comparison prints max, min, mean and norm): ``a`` and
+    ``b`` from the extrema, checked on the mean and the std, which they must predict. ``fit`` is 1 minus
+    the larger of those two discrepancies over the target's std (1: exact); the reading is that of the
+    dumps' probe (:func:`affine_fit`). None when the golden side is constant or a statistic is missing."""
+    values = np.array([target.mean, target.std, target.low, target.high,
+                       golden.mean, golden.std, golden.low, golden.high], dtype=np.float64)
+    span = float(golden.high[0] - golden.low[0])
+    if values.shape[1] != 1 or not np.isfinite(values).all() or span <= 0 or target.std[0] <= 0:
+        return None
+    scale = (target.high - target.low) / span
+    offset = target.low - scale * golden.low
+    miss = max(abs(float(target.mean[0] - (scale[0] * golden.mean[0] + offset[0]))),
+               abs(float(target.std[0] - scale[0] * golden.std[0])))
+    fit = 1.0 - miss / float(target.std[0])
+    relation, applied_to, mean, std = _read_affine(scale, offset, golden, target, fit, knobs)
+    known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    return AffineFit(scale, offset, fit, float("nan"), relation, applied_to, mean, std, known)
 
 
 def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str | None:

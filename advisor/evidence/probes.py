@@ -79,7 +79,7 @@ class ProbeReport:
                        channel_reversed=c.reversed, channel_fit=c.fit, channel_identity_fit=c.identity_fit,
                        channel_margin=c.margin, channel_cosine=c.cosine)
         if self.affine is not None:
-            out.update(_affine_fields(self.affine))
+            out.update(affine_fields(self.affine))
         if self.geometry is not None:
             g = self.geometry
             out.update(geometry=g.kind, geometry_label=g.label(), geometry_fit=g.fit,
@@ -93,7 +93,7 @@ class ProbeReport:
         return out
 
 
-def _affine_fields(a: AffineFit) -> dict[str, Any]:
+def affine_fields(a: AffineFit) -> dict[str, Any]:
     out: dict[str, Any] = {"norm_relation": a.relation, "norm_fit": a.fit, "norm_cosine": a.cosine,
                            "norm_scale": float(a.scales.mean()), "norm_offset": float(a.offsets.mean()),
                            "norm_shared": a.shared, "norm_groups": a.groups}

@@ -109,6 +109,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "out_scale": (NUMBER, "worst |rms(target)/rms(golden) - 1| over output tensors"),
         "out_max_abs_error": (NUMBER, "largest max absolute error over output tensors"),
         "out_kl": (NUMBER, "largest KL divergence over output tensors"),
+        "in_state_rel": (NUMBER, "largest difference of a printed statistic over input tensors, relative to the "
+                                 "tensor's scale"),
         "out_state_rel": (NUMBER, "largest difference of a printed statistic (max, min, mean, norm) over output "
                                   "tensors, relative to the tensor's scale (max |x|; the norm for the norm)"),
         "is_input": (BOOL, "the op is a network input"),
