@@ -73,21 +73,28 @@ def _pack_path(target: Any) -> Path:
 
 
 def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True,
-               registry: Registry | None = None) -> PackSet:
+               registry: Registry | None = None, command: str = "run") -> PackSet:
     """The run's packs, validated against ``registry`` (a new one when None: the built-in schema), whose
-    advice pages they add to. Pack settings that name rules are checked once every pack is loaded."""
+    advice pages they add to. Built-in and installed packs are those of ``command`` (a pack's
+    ``command:``, run by default: ``advisor post`` loads the packs that judge detections); the packs the
+    user names are loaded whatever their command. Pack settings that name rules are checked once every
+    pack is loaded."""
     registry = registry or Registry()
     packs: list[RulePack] = []
     warnings: list[str] = []
     if builtin:
         for path in builtin_pack_paths():
-            packs.append(_add_pages(load_pack(path, registry), registry))
+            pack = load_pack(path, registry)
+            if pack.command == command:
+                packs.append(_add_pages(pack, registry))
     if installed:
         for name, dist, path, error in installed_packs():
             try:
                 if error:
                     raise RulePackError(error)
-                packs.append(_add_pages(load_pack(path, registry), registry))
+                pack = load_pack(path, registry)
+                if pack.command == command:
+                    packs.append(_add_pages(pack, registry))
             except RulePackError as exc:
                 warnings.append(f"installed rule pack '{name}' ({dist}) skipped: {exc.one_line()}")
     for path in extra:

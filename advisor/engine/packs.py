@@ -140,6 +140,8 @@ def _pack_meta(meta: Any, path: Path, checker: Checker) -> RulePack:
                     f"(pip install -U advisor)", meta, "min_advisor_version")
     pack = RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
+    if isinstance(meta.get("command"), str) and not structural:
+        pack.command = meta["command"]
     if isinstance(meta.get("params"), dict) and not structural:
         pack.shared = dict(meta["params"])
     settings = meta.get("settings")
