@@ -63,9 +63,9 @@ def render_boxes_svg(exhibit: PostExhibit | None, labels: Mapping[str, str]) -> 
         if all(math.isfinite(v) for v in (x1, y1, x2, y2)):
             parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" {LINK}/>')
     for kind, boxes, label in (("golden", exhibit.golden, labels["post.legend_golden"]),
+                               ("target", exhibit.target, labels["post.legend_target"]),
                                ("mapped", exhibit.mapped if exhibit.mapping != "identity" else (),
-                                labels["post.legend_mapped"]),
-                               ("target", exhibit.target, labels["post.legend_target"])):
+                                labels["post.legend_mapped"])):
         parts.extend(_rect(box, kind, scale, _tip(label, box, names)) for box in boxes)
     parts.append("</svg>")
     return "".join(parts)
