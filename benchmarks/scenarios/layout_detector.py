@@ -123,7 +123,8 @@ def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:
         inter = w * h
         area = lambda b: (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])  # noqa: E731
         union = area(boxes[i]) + area(boxes[rest]) - inter
-        overlap = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        # Two empty boxes (a decode that yields zero height) count as the same box: suppressed.
+        overlap = np.divide(inter, union, out=np.ones_like(inter), where=union > 0)
         order = [j for j, o in zip(order, overlap, strict=True) if o <= iou]
     return keep
 

@@ -90,13 +90,17 @@ FAULTS: dict[str, Fault] = {
 }
 
 
-def _detect(pages: list, fault: Fault) -> list[Detection]:
+def _detect(pages: list, fault: Fault, heads: dict) -> list[Detection]:
+    """The fault's detections; ``heads`` caches the raw outputs per (page, FP16 input): every fault but
+    the FP16 one post-processes the very same raw outputs as the golden run."""
     out = []
     for number, pg in enumerate(pages, start=1):
         h, w = pg.image.shape[:2]
         fitted = detector.Geometry.of(w, h, letterbox=True)          # every run feeds a letterboxed page
-        image = pg.image
-        scores, dists = detector.raw_heads(image, fitted, fp16=fault.fp16_input)
+        key = (number, fault.fp16_input)
+        if key not in heads:
+            heads[key] = detector.raw_heads(pg.image, fitted, fp16=fault.fp16_input)
+        scores, dists = heads[key]
         mapping = fitted if fault.letterbox_mapping else detector.Geometry.of(w, h, letterbox=False)
         if not fault.padding_removed:
             mapping = detector.Geometry(True, fitted.scale_x, fitted.scale_y, 0.0, 0.0)
@@ -135,14 +139,15 @@ def generate(out: Path, faults: list[str] | None = None) -> dict[str, dict[str, 
     _write(out / "images.json", {"input_size": [detector.INPUT_W, detector.INPUT_H],
                                  "images": {str(n): list(pg.image.shape[1::-1]) for n, pg in enumerate(pages, 1)}})
     golden = Fault()
-    _write(out / "golden.json", _results(_detect(pages, golden), golden))
+    heads: dict = {}
+    _write(out / "golden.json", _results(_detect(pages, golden, heads), golden))
     labels = {}
     for name in faults or list(FAULTS):
         fault = FAULTS[name]
-        target = _results(_detect(pages, fault), fault)
+        target = _results(_detect(pages, fault, heads), fault)
         if name == "coco_contiguous_ids":      # its golden run writes the COCO ids the stand-ins have
             coco = Fault(category=_coco_full)
-            _write(out / name / "golden.json", _results(_detect(pages, coco), coco))
+            _write(out / name / "golden.json", _results(_detect(pages, coco, heads), coco))
         _write(out / name / "target.json", target)
         labels[name] = dict(fault.label)
     (out / "labels.yaml").write_text(yaml.safe_dump(labels, sort_keys=False, allow_unicode=True), encoding="utf-8")
