@@ -271,6 +271,11 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
                               else None, golden_input=dumps, simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
+        if settings.ranges and options.dumps:      # calibration provenance: the ranges against real inputs
+            from .evidence.calibration import calibration_facts
+
+            out += calibration_facts(settings.ranges, settings.calibration_table, options.dumps[0], graph, thresholds,
+                                     facts.ops)
     return out
 
 
