@@ -76,6 +76,18 @@ def write_post_case(name: str, outdir: Path, lang: str) -> Path:
     return write_reports(analyse_post(options), outdir, ["html", "json"], lang)[0]
 
 
+# advisor run on the committed calibration-set scenarios (tests/data/calibration).
+CALIBRATION = ROOT / "tests" / "data" / "calibration"
+
+
+def write_calibration_case(name: str, outdir: Path, lang: str) -> Path:
+    """``advisor run`` on the calibration scenario ``name`` (config, dumps, graph); its HTML report."""
+    folder = CALIBRATION / name
+    options = AnalysisOptions(comparison=folder / "result.csv", dumps=(CALIBRATION / "golden", folder / "target"),
+                              build_config=folder / "build.yaml", graph=CALIBRATION / "model.onnx")
+    return write_reports(analyse(options), outdir, ["html", "json"], lang)[0]
+
+
 def write_case(case: Case, outdir: Path, lang: str) -> Path:
     """Analyse ``case`` and write its HTML report (and report.json beside it) into ``outdir``; returns
     the page."""

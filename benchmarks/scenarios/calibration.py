@@ -72,11 +72,18 @@ def preprocess(pixels: list[np.ndarray], mode: str) -> np.ndarray:
 
 
 def export_pnet(path: Path) -> Path:
+    """P-Net as ONNX, its nodes named ``Conv_0``, ``PRelu_1``... (names a dump file keeps as they are, so the
+    comparison and the graph share them)."""
+    import onnx
     import torch
 
     net = mtcnn("pnet").eval()
     torch.onnx.export(net, torch.zeros(1, 3, SIZE, SIZE), str(path), input_names=["image"],
                       dynamic_axes={"image": {0: "batch"}}, opset_version=17, dynamo=False)
+    model = onnx.load(str(path))
+    for i, node in enumerate(model.graph.node):
+        node.name = f"{node.op_type}_{i}"
+    onnx.save(model, str(path))
     return path
 
 
@@ -180,7 +187,7 @@ def _one_set(out: Path, work: Path, model: Path, nodes: list, golden_batch: np.n
     compare_dumps(CompareOptions(golden=out / "golden", target=work / f"{name}.target", output=folder / "result.csv",
                                  graph=model, jobs=1, progress=False, resume=False))
     _write_target_input(folder / "target", golden_batch)
-    (folder / "build.yaml").write_text(yaml.safe_dump({"quantization": {
+    (folder / "build.yaml").write_text(yaml.safe_dump({"tool": "onnxruntime", "quantization": {
         "precision": "int8", "weights": {"granularity": "per_tensor", "symmetric": True},
         "activations": {"symmetric": False, "calibration": "minmax"},
         "calibration_table": "calibration.json"}}, sort_keys=False), encoding="utf-8")

@@ -22,6 +22,7 @@ from benchmarks.report_pages import (
     WIDE,
     chromium,
     chromium_path,
+    write_calibration_case,
     write_case,
     write_post_case,
 )
@@ -237,3 +238,32 @@ def test_an_advisor_post_report_draws_the_boxes_and_the_maps(browser, post_pages
         assert errors == []
     finally:
         page.close()
+
+
+@pytest.fixture(scope="module")
+def calibration_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict]]:
+    """lang -> the report of an int8 build calibrated on raw pixels, and its report.json."""
+    root = tmp_path_factory.mktemp("browser-calibration-reports")
+    out = {}
+    for lang in ("en", "zh"):
+        html = write_calibration_case("unnormalised", root / lang, lang)
+        out[lang] = (html, json.loads((html.parent / "report.json").read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_calibration_diagnosis_reads_well(browser, calibration_pages, lang: str) -> None:
+    """An int8 build calibrated on raw pixels: the calibration finding leads, names the map, and the page
+    fits a phone."""
+    page_file, payload = calibration_pages[lang]
+    assert payload["root_cause"]["rule"] == "calibration-unnormalised"
+    for viewport in ("narrow", "wide"):
+        page, errors, requests = _open(browser, page_file, VIEWPORTS[viewport])
+        try:
+            assert page.inner_text("h1").strip() == payload["headline"]
+            assert page.evaluate(OVERFLOWING) == []
+            finding = page.locator(f"[id='{payload['root_cause']['id']}']")
+            assert "255" in finding.inner_text()
+            assert requests == [page_file.as_uri()] and errors == []
+        finally:
+            page.close()
