@@ -1,7 +1,8 @@
 """Document pages with their ground truth, for the layout detector of the post-processing scenarios.
 
-Each page is drawn with Pillow from real material: paragraphs and headings from this repository's
-own documentation (docs/*.md), photos scikit-image ships (its wheel carries them in skimage/data),
+Each page is drawn with Pillow from real material: paragraphs and headings of the Python language
+reference that CPython ships (``pydoc_data.topics``: fixed for a Python release, so the pages do not
+change as this repository's docs do), photos scikit-image ships (its wheel carries them in skimage/data),
 tables of real numbers, an equation, a running header and a page number. Every block drawn is
 recorded with its tight box and its class, in the order of the CDLA layout classes the detector
 was trained on, so the annotations are exact by construction.
@@ -21,7 +22,6 @@ from benchmarks.scenarios.networks import package_file
 
 CLASSES = ("text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer",
            "reference", "equation")
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 PHOTOS = ("astronaut.png", "coffee.png", "chelsea.png", "rocket.jpg")
 
@@ -47,15 +47,17 @@ def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.Im
 
 @cache
 def prose() -> tuple[list[str], list[str]]:
-    """(headings, paragraphs) of the documentation, markdown marks dropped."""
+    """(headings, paragraphs) of the Python language reference's topics, reST marks dropped."""
+    from pydoc_data.topics import topics
+
     headings, paragraphs = [], []
-    for path in sorted(DOCS.glob("*.md")):
-        for block in path.read_text(encoding="utf-8").split("\n\n"):
-            text = " ".join(line.strip() for line in block.splitlines())
-            if text.startswith("#"):
-                headings.append(text.lstrip("# ").strip())
-            elif len(text) > 200 and not text.startswith(("|", "```", "-", "<", "!")):
-                paragraphs.append(re.sub(r"[`*\[\]]|\(http[^)]*\)", "", text))
+    for name in sorted(topics):
+        title, _, body = topics[name].partition("\n")
+        headings.append(title.strip())
+        for block in body.split("\n\n"):
+            if block.startswith((" ", "*", "-", "=")) or len(block) < 200:
+                continue
+            paragraphs.append(re.sub(r"[`*]", "", " ".join(line.strip() for line in block.splitlines())))
     return headings, paragraphs
 
 
@@ -149,7 +151,7 @@ def page(number: int, size: tuple[int, int]) -> Page:
     headings, paragraphs = prose()
     rng = np.random.default_rng(number)
     writer = _Writer(size[0], size[1], margin=max(40, size[0] // 14))
-    writer.margins(f"advisor documentation · {headings[number % len(headings)]}"[:80], number)
+    writer.margins(f"The Python Language Reference · {headings[number % len(headings)]}"[:80], number)
     writer.text("title", headings[(number * 7) % len(headings)], 28, bold=True, centre=True, max_lines=2)
     order = rng.permutation(4)
     for k, part in enumerate(order):
