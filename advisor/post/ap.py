@@ -23,7 +23,8 @@ def average_precision(detections: pd.DataFrame, truth: pd.DataFrame, category: i
     dets = detections[detections["category"] == category].sort_values("score", ascending=False, kind="stable")
     if dets.empty:
         return 0.0
-    gt_by_image = {image: frame[["x1", "y1", "x2", "y2"]].to_numpy(float) for image, frame in gt.groupby("image")}
+    gt_boxes = gt[["x1", "y1", "x2", "y2"]].to_numpy(float)
+    gt_by_image = {image: gt_boxes[rows] for image, rows in gt.groupby("image").indices.items()}
     used = {image: np.zeros(len(boxes), dtype=bool) for image, boxes in gt_by_image.items()}
     hits = np.zeros(len(dets), dtype=bool)
     for k, (image, box) in enumerate(zip(dets["image"].tolist(), dets[["x1", "y1", "x2", "y2"]].to_numpy(float),

@@ -73,16 +73,27 @@ def _score_pairs(images: list[_Image], g: pd.DataFrame, t: pd.DataFrame, tol: fl
     return np.concatenate(pg or [np.zeros(0, np.int64)]), np.concatenate(pt or [np.zeros(0, np.int64)])
 
 
+def _owner(images: list[_Image], golden_rows: int) -> np.ndarray:
+    """Each golden row's image, as its position in ``images``."""
+    owner = np.full(golden_rows, -1, dtype=np.int64)
+    for k, im in enumerate(images):
+        owner[im.g] = k
+    return owner
+
+
+def _by_image(pg: np.ndarray, owner: np.ndarray) -> dict[int, np.ndarray]:
+    """Image position -> the positions in ``pg`` of its pairs (one grouping, not a scan per image)."""
+    if not len(pg):
+        return {}
+    return {int(k): np.asarray(v) for k, v in pd.Series(np.arange(len(pg))).groupby(owner[pg]).indices.items()}
+
+
 def _fits_on_pairs(images: list[_Image], gb: np.ndarray, tb: np.ndarray, pg: np.ndarray,
-                   pt: np.ndarray) -> dict[str, float]:
+                   pt: np.ndarray, owner: np.ndarray) -> dict[str, float]:
     """Median IoU of each mapping over the score pairs (a sized mapping only where sizes are known)."""
     ious: dict[str, list[np.ndarray]] = {name: [] for name in HYPOTHESES}
-    owner = {int(i): k for k, im in enumerate(images) for i in im.g}
-    for k, im in enumerate(images):
-        sel = np.array([owner[int(i)] == k for i in pg], dtype=bool)
-        if not sel.any():
-            continue
-        for name, values in hypothesis_ious(gb[pg[sel]], tb[pt[sel]], im.letterbox).items():
+    for k, sel in _by_image(pg, owner).items():
+        for name, values in hypothesis_ious(gb[pg[sel]], tb[pt[sel]], images[k].letterbox).items():
             ious[name].append(values)
     return {name: float(np.median(np.concatenate(v))) for name, v in ious.items() if v}
 
@@ -110,9 +121,13 @@ def _match_rest(images: list[_Image], gb: np.ndarray, tb: np.ndarray, pg: np.nda
                 mapping: str, min_iou: float) -> tuple[np.ndarray, np.ndarray]:
     """The pairs so far plus overlap matches of the detections still unpaired, under ``mapping``."""
     pg_l, pt_l = [pg], [pt]
+    paired_g = np.zeros(len(gb), dtype=bool)
+    paired_t = np.zeros(len(tb), dtype=bool)
+    paired_g[pg] = True
+    paired_t[pt] = True
     for im in images:
-        g_left = np.setdiff1d(im.g, pg)
-        t_left = np.setdiff1d(im.t, pt)
+        g_left = im.g[~paired_g[im.g]]
+        t_left = im.t[~paired_t[im.t]]
         if not len(g_left) or not len(t_left) or (HYPOTHESES[mapping] and im.letterbox is None):
             continue
         r, c = greedy_match(iou_matrix(predict(mapping, gb[g_left], im.letterbox), tb[t_left]), min_iou)
@@ -121,11 +136,12 @@ def _match_rest(images: list[_Image], gb: np.ndarray, tb: np.ndarray, pg: np.nda
     return np.concatenate(pg_l).astype(np.int64), np.concatenate(pt_l).astype(np.int64)
 
 
-def _focus(images: list[_Image], pg: np.ndarray) -> _Image | None:
+def _focus(images: list[_Image], pg: np.ndarray, owner: np.ndarray) -> _Image | None:
     """The image the report quotes and the free affine map is fitted on: among images with at least two
     pairs, the one its letterbox pads most (where a letterbox mistake shows most), else the one with the
     most pairs."""
-    counted = [(int(np.isin(pg, im.g).sum()), im) for im in images]
+    pairs = np.bincount(owner[pg], minlength=len(images)) if len(pg) else np.zeros(len(images), dtype=np.int64)
+    counted = [(int(n), im) for n, im in zip(pairs, images, strict=True)]
     usable = [(n, im) for n, im in counted if n >= 2]
     if not usable:
         return None
@@ -158,7 +174,8 @@ def measure(golden: Detections, target: Detections, annotations: Annotations | N
     pg, pt = _score_pairs(per_image, g, t, knobs.score_tolerance)
     smaller = min(len(g), len(t))
     by_score = smaller > 0 and len(pg) / smaller >= knobs.score_pair_share
-    fits = (_fits_on_pairs(per_image, gb, tb, pg, pt) if by_score
+    owner = _owner(per_image, len(g))
+    fits = (_fits_on_pairs(per_image, gb, tb, pg, pt, owner) if by_score
             else _fits_by_overlap(per_image, gb, tb, knobs.match_iou))
     best = max(fits, key=lambda name: fits[name]) if fits else "identity"
     score_pairs = len(pg)
@@ -166,7 +183,7 @@ def measure(golden: Detections, target: Detections, annotations: Annotations | N
         pg, pt = pg[:0], pt[:0]
     mg, mt = _match_rest(per_image, gb, tb, pg, pt, best, knobs.match_iou)
     sized = any(im.letterbox is not None for im in per_image)
-    focus = _focus(per_image, mg)
+    focus = _focus(per_image, mg, owner)
     box_map = _box_map_fact(fits, best, sized, focus)
     box_map.update(_affine(focus, gb, tb, mg, mt))
     if "affine_fit" in box_map and box_map.get("identity_fit") is not None:
@@ -176,7 +193,7 @@ def measure(golden: Detections, target: Detections, annotations: Annotations | N
                   "pairing": "score" if by_score else "overlap", "sizes_known": sized,
                   **selection_facts(g, t, mg, mt)}
     if len(pg):
-        predicted, usable = _predicted(best, gb, pg, per_image)
+        predicted, usable = _predicted(best, gb, pg, per_image, owner)
         detections.update(decode_facts(predicted, tb[pt[usable]]))
     classes = class_facts(g["category"].to_numpy()[mg], t["category"].to_numpy()[mt])
     classes.pop("class_map", None)
@@ -192,15 +209,19 @@ def measure(golden: Detections, target: Detections, annotations: Annotations | N
     return PostMeasures(facts=[_clean(f) for f in facts], exhibit=exhibit, summary=_summary(facts))
 
 
-def _predicted(mapping: str, gb: np.ndarray, pg: np.ndarray, per_image: list[_Image]) -> tuple[np.ndarray, np.ndarray]:
-    """The golden boxes ``pg`` sent through ``mapping`` (each with its image's letterbox), and which of
-    them could be (a sized mapping needs the image's size)."""
+def _predicted(mapping: str, gb: np.ndarray, pg: np.ndarray, per_image: list[_Image],
+               owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The golden boxes ``pg`` sent through ``mapping`` (each with its image's letterbox), in ``pg``'s
+    order, and which of them could be (a sized mapping needs the image's size)."""
     if not HYPOTHESES[mapping]:
         return predict(mapping, gb[pg], None), np.ones(len(pg), dtype=bool)
-    boxes = {int(i): im.letterbox for im in per_image for i in im.g}
-    usable = np.array([boxes.get(int(i)) is not None for i in pg], dtype=bool)
-    out = [predict(mapping, gb[[i]], boxes[int(i)]) for i in pg[usable]]
-    return (np.concatenate(out) if out else np.zeros((0, 4))), usable
+    out = np.full((len(pg), 4), np.nan)
+    usable = np.zeros(len(pg), dtype=bool)
+    for k, sel in _by_image(pg, owner).items():
+        if per_image[k].letterbox is not None:
+            out[sel] = predict(mapping, gb[pg[sel]], per_image[k].letterbox)
+            usable[sel] = True
+    return out[usable], usable
 
 
 def _box_map_fact(fits: dict[str, float], best: str, sized: bool, focus: _Image | None) -> dict[str, Any]:

@@ -12,16 +12,21 @@ import pandas as pd
 from .matching import iou_matrix, pairwise_iou
 
 
+def groups(frame: pd.DataFrame, same_class: bool = True) -> list[np.ndarray]:
+    """Row positions of each image's (and class's) detections: one grouping, numpy from there on."""
+    keys = ["image", "category"] if same_class else ["image"]
+    return [np.asarray(rows) for rows in frame.groupby(keys, sort=False).indices.values()]
+
+
 def max_overlap(frame: pd.DataFrame, same_class: bool = True) -> float:
     """The largest IoU between two detections of one image (of one class when ``same_class``): what a
     run's NMS let through, so its IoU threshold is above it."""
+    boxes = frame[["x1", "y1", "x2", "y2"]].to_numpy(float)
     best = 0.0
-    keys = ["image", "category"] if same_class else ["image"]
-    for _, group in frame.groupby(keys, sort=False):
-        if len(group) < 2:
+    for rows in groups(frame, same_class):
+        if len(rows) < 2:
             continue
-        boxes = group[["x1", "y1", "x2", "y2"]].to_numpy(float)
-        iou = iou_matrix(boxes, boxes)
+        iou = iou_matrix(boxes[rows], boxes[rows])
         np.fill_diagonal(iou, 0.0)
         best = max(best, float(iou.max()))
     return best
@@ -34,16 +39,17 @@ def overlapping_unmatched(frame: pd.DataFrame, unmatched: np.ndarray, matched: n
     ``limit`` (the other run's largest kept overlap): boxes one NMS removed and the other kept."""
     if not len(unmatched) or not len(matched):
         return 0
-    kept = frame.iloc[matched]
+    boxes = frame[["x1", "y1", "x2", "y2"]].to_numpy(float)
+    is_matched = np.zeros(len(frame), dtype=bool)
+    is_matched[matched] = True
+    candidate = np.zeros(len(frame), dtype=bool)
+    candidate[unmatched] = True
+    candidate &= frame["score"].to_numpy(float) >= min_score
     count = 0
-    for row in frame.iloc[unmatched].itertuples(index=False):
-        if row.score < min_score:
-            continue
-        same = kept[(kept["image"] == row.image) & ((kept["category"] == row.category) | (not same_class))]
-        if same.empty:
-            continue
-        iou = iou_matrix(np.array([[row.x1, row.y1, row.x2, row.y2]]), same[["x1", "y1", "x2", "y2"]].to_numpy(float))
-        count += int(iou.max() > limit)
+    for rows in groups(frame, same_class):
+        left, kept = rows[candidate[rows]], rows[is_matched[rows]]
+        if len(left) and len(kept):
+            count += int((iou_matrix(boxes[left], boxes[kept]).max(axis=1) > limit).sum())
     return count
 
 
