@@ -60,15 +60,18 @@ def test_two_calibration_crops_give_ranges_that_clip_real_data():
 
 @pytest.mark.parametrize("name", ["correct", "bgr"])
 def test_a_representative_set_is_silent(name):
+    """No calibration finding, no error, and the int8 network's output agrees with the golden run (int8
+    rounding may leave a single-point deviation the network recovers from)."""
     diagnosis = run(name)
     assert not {r for r in rules_of(diagnosis) if r.startswith("calibration")}
-    assert diagnosis.root_cause is None and diagnosis.network["consistent"]
+    assert not [f for f in diagnosis.findings if f.severity == "error"]
+    assert diagnosis.network["output_deviates"] is False
 
 
 def test_bgr_calibration_leaves_min_max_ranges_as_a_correct_set_does():
     """Why a BGR calibration set is not named from min/max ranges: on natural images every channel spans
     nearly all of 0..255, so the ranges it gives are those of the RGB set within the sampling spread,
-    and the int8 build is as consistent as with the correct set (the test above)."""
+    and the int8 build's output agrees as with the correct set (the test above)."""
     def facts(name: str) -> dict:
         table = read_calibration_table(DATA / name / "calibration.json")
         return calibration_facts(table.ranges, None, DATA / "golden", read_graph(DATA / "model.onnx"),
