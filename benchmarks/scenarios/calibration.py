@@ -185,7 +185,7 @@ def _one_set(out: Path, work: Path, model: Path, nodes: list, golden_batch: np.n
     target = {t: run[v] if v in run else golden_batch for t, v in seen.items()}
     _write_target(work / f"{name}.target", nodes, target, golden_batch)
     compare_dumps(CompareOptions(golden=out / "golden", target=work / f"{name}.target", output=folder / "result.csv",
-                                 graph=model, jobs=1, progress=False, resume=False))
+                                 graphs=(model,), jobs=1, progress=False, resume=False))
     _write_target_input(folder / "target", golden_batch)
     (folder / "build.yaml").write_text(yaml.safe_dump({"tool": "onnxruntime", "quantization": {
         "precision": "int8", "weights": {"granularity": "per_tensor", "symmetric": True},
