@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from .post.exhibit import PostExhibit
     from .remedy.model import Remedy
     from .verify.model import Verification
 
@@ -167,6 +168,7 @@ class Diagnosis:
     # renders advice from these and the built-in pages (advice.AdviceBook), never from another run's.
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
+    post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
 
     @property
     def verdict(self) -> str:

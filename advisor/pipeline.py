@@ -62,7 +62,7 @@ class AnalysisOptions:
     verify: bool = False                      # check the diagnosis on the CPU (advisor/verify): needs graph + dumps
 
 
-def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
+def check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
     """The project settings' own rule ids, parameters and thresholds, checked alone first, so a mistake in
     advisor.toml is named as one (not as a command-line option the user never gave). ``knobs``: the
     packs' thresholds, applied first."""
@@ -95,11 +95,11 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins,
                           registry=registry)
     packs = pack_set.packs
-    _check_settings(options.settings, pack_set.rules, pack_set.thresholds())
+    check_settings(options.settings, pack_set.rules, pack_set.thresholds())
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     # Precedence: built-in defaults < packs' settings (in load order) < project settings < command line
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
-    params = _pack_params(pack_set.params(), pack_set.rules, rules, options.params)
+    params = pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
     build = _build_config(options.build_config)
     stage(STAGES[1])
@@ -175,7 +175,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     )
 
 
-def _pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
+def pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
     """The packs' params (checked against every ``loaded`` rule when the packs loaded; those of a rule
     the run disabled dropped) under the user's (``--set`` and the project settings, checked here
     against the run's ``rules`` as the user's own)."""
@@ -274,6 +274,11 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
                               else None, golden_input=dumps, simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
+        if settings.ranges and options.dumps:      # calibration provenance: the ranges against real inputs
+            from .evidence.calibration import calibration_facts
+
+            out += calibration_facts(settings.ranges, settings.calibration_table, options.dumps[0], graph, thresholds,
+                                     facts.ops)
     return out
 
 

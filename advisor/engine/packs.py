@@ -66,6 +66,18 @@ def check_pack(path: Path, registry: Registry | None = None) -> tuple[RulePack |
     return packcache.cached(path, registry.schema_digest(), lambda: _read_pack(path, registry))
 
 
+def pack_command(path: Path) -> str:
+    """The command whose runs load the pack at ``path`` (its ``command:``, run when unsaid), read from its
+    metadata alone so a pack of another command is never validated for nothing. A metadata file that
+    cannot be read says run: loading it then reports what is wrong."""
+    try:
+        meta = load_yaml(path / "pack.yaml" if path.is_dir() else path)
+    except RulePackError:
+        return "run"
+    command = meta.get("command") if isinstance(meta, dict) else None
+    return command if isinstance(command, str) else "run"
+
+
 def pack_files(path: Path) -> list[Path]:
     """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
     if not path.is_dir():
@@ -140,6 +152,8 @@ def _pack_meta(meta: Any, path: Path, checker: Checker) -> RulePack:
                     f"(pip install -U advisor)", meta, "min_advisor_version")
     pack = RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
+    if isinstance(meta.get("command"), str) and not structural:
+        pack.command = meta["command"]
     if isinstance(meta.get("params"), dict) and not structural:
         pack.shared = dict(meta["params"])
     settings = meta.get("settings")

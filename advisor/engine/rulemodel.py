@@ -113,6 +113,7 @@ class RulePack:
     shared: dict[str, Any] = field(default_factory=dict)      # pack-level ``params``, shared by its rules
     params: list[Setting] = field(default_factory=list)       # settings.params: tune rules of any pack
     thresholds: list[Setting] = field(default_factory=list)   # settings.thresholds: thresholds and knobs
+    command: str = "run"                                      # the command whose runs load it (run, post)
 
 
 @dataclass

@@ -52,7 +52,8 @@ CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__nev
 _run_ids = itertools.count()
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
-OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual")
+OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual",
+              "calibration")
 
 
 class _PositionalRuleset(durable_engine.Ruleset):

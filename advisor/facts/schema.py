@@ -7,7 +7,9 @@ builder.py: tests assert that every fact the builder produces is described here.
 
 from __future__ import annotations
 
+from .schema_calibration import CALIBRATION_FIELDS
 from .schema_evidence import CONFIG_FIELDS, EVIDENCE_FIELDS, LAYER_FIELDS, OVERFLOW_RECORD_FIELDS
+from .schema_post import POST_FIELDS
 from .schema_types import BOOL, NUMBER, STRING
 from .schema_verify import ALTERNATIVE_FIELDS, FIDELITY_FIELDS, FIX_CHECK_FIELDS, REPLAY_FIELDS, RESIDUAL_FIELDS
 
@@ -222,6 +224,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "fix_check": FIX_CHECK_FIELDS,
     "alternative_check": ALTERNATIVE_FIELDS,
     "residual": RESIDUAL_FIELDS,
+    "calibration": CALIBRATION_FIELDS,
+    # --- advisor post (advisor/post/measure.py): detections past the network's output ---------
+    **POST_FIELDS,
 }
 
 

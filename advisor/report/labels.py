@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..advice import LANGUAGES
+from .labels_post import POST_OVERRIDES, POST_TEXTS
 from .verify_labels import VERIFY_TEXTS
 
 # key: (English, Chinese)
@@ -323,11 +324,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     **VERIFY_TEXTS,
 }
 
+TEXTS.update(POST_TEXTS)       # advisor post's words (labels_post.py)
+
 
 def labels_for(lang: str) -> dict[str, str]:
     """The table in one language (``lang`` must be one of advisor.advice.LANGUAGES)."""
     column = LANGUAGES.index(lang)
     return {key: texts[column] for key, texts in TEXTS.items()}
+
+
+def post_labels(lang: str) -> dict[str, str]:
+    """The verdict words of an ``advisor post`` report, over the comparison's (labels_post.POST_OVERRIDES)."""
+    column = LANGUAGES.index(lang)
+    return {key: texts[column] for key, texts in POST_OVERRIDES.items()}
 
 
 def plural(labels: Mapping[str, str], key: str, n: int) -> str:

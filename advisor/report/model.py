@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnosis import Neighbourhood, Series
+from ..post.exhibit import PostExhibit
 from .plot import Marker
 from .verification import VerificationView
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
 CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
+# Finding kinds that say "nothing to fix": a consistent network (advisor run), agreeing post-processings (advisor post).
+CONSISTENT_KINDS = (CONSISTENT, "detections_consistent")
 UNEXPLAINED = "unexplained"          # verdict when the network deviates but no rule named a cause
 
 
@@ -210,3 +213,4 @@ class ReportView:
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
     remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)
     verification: VerificationView | None = None  # the checks on the CPU (advisor run --verify)
+    post: PostExhibit | None = None              # advisor post: one image's boxes and the fitted maps

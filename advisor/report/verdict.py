@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text import oneline
-from .model import CONSISTENT, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
+from .model import CONSISTENT, CONSISTENT_KINDS, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
 from .text import fmt_value, join_sentences
 
 
@@ -40,10 +40,10 @@ def verdict_texts(root: FindingView | None, groups: tuple[FindingGroup, ...], ne
         return VerdictTexts(root.kind, root.severity, cause_phrase(root, labels),
                             _cause_summary(root, groups, lang, labels, remedy_step), _cause_blocks(root, groups))
     causes = [g.cause for g in groups]
-    consistent = next((c for c in causes if c.kind == CONSISTENT), None)
+    consistent = next((c for c in causes if c.kind in CONSISTENT_KINDS), None)
     if consistent is None and network.get("consistent") is False:
         return _unexplained(causes, network, lang, labels)
-    notes = [c for c in causes if c.kind != CONSISTENT]
+    notes = [c for c in causes if c.kind not in CONSISTENT_KINDS]
     sentences = [labels["summary.consistent"]] + ([consistent.evidence] if consistent else [])
     if notes:
         sentences.append(labels["summary.notes"].format(n=len(notes)))

@@ -11,9 +11,10 @@ from ..diagnosis import Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
-from .labels import data_label, labels_for
+from .labels import data_label, labels_for, post_labels
 from .model import (
     CONSISTENT,
+    CONSISTENT_KINDS,
     SCHEMA,
     AdviceView,
     FindingGroup,
@@ -46,6 +47,8 @@ def check_language(lang: str) -> None:
 def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     check_language(lang)
     labels = labels_for(lang)
+    if diagnosis.post is not None:      # advisor post: its verdicts speak of detections, not of a network
+        labels.update(post_labels(lang))
     ranked = _ranked(diagnosis)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
     prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
@@ -90,6 +93,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         neighbourhood=diagnosis.neighbourhood,
         remedy=remedy,
         verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis)),
+        post=diagnosis.post,
     )
 
 
@@ -130,7 +134,7 @@ def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_roo
         kind=finding.kind,
         severity=finding.severity,
         severity_label=labels.get(f"severity.{finding.severity}", finding.severity),
-        tone="ok" if finding.kind == CONSISTENT else finding.severity,
+        tone="ok" if finding.kind in CONSISTENT_KINDS else finding.severity,
         title=finding.title.get(lang) or finding.title.get("en") or advice.title,
         op=finding.op,
         index=finding.index,
