@@ -60,11 +60,12 @@ def test_two_calibration_crops_give_ranges_that_clip_real_data():
 
 @pytest.mark.parametrize("name", ["correct", "bgr"])
 def test_a_representative_set_is_silent(name):
-    """No calibration finding, no error, and the int8 network's output agrees with the golden run (int8
-    rounding may leave a single-point deviation the network recovers from)."""
+    """No calibration finding, no error or warning, and the int8 network's output agrees with the golden
+    run. (The first conv's input rounds to the same printed (mean; std) as the golden one: three decimals
+    equal are not identical inputs, so the conv is judged against its dtype, not its own rounding.)"""
     diagnosis = run(name)
     assert not {r for r in rules_of(diagnosis) if r.startswith("calibration")}
-    assert not [f for f in diagnosis.findings if f.severity == "error"]
+    assert not [f for f in diagnosis.findings if f.severity in ("error", "warning") and f.explained_by is None]
     assert diagnosis.network["output_deviates"] is False
 
 
