@@ -86,7 +86,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "parameters_compared": (NUMBER, "parameter tensors compared (statistics or checksum on both sides)"),
         "differing_buffers": (NUMBER, "buffers (running mean/var) that differ: listed, never a cause by themselves"),
         "differing_parameter_list": (STRING, "those tensors with the statistic that differs, '; '-joined"),
-        "tool_precision_error_ops": (NUMBER, "ops msquickcmp marked IsPrecisionError (absent without its marks)"),
+        "tool_precision_error_ops": (NUMBER, "ops the comparing tool marked failing: msquickcmp IsPrecisionError, "
+                                             "msprobe Result error / Accuracy Reached No (absent without marks)"),
         "tool_first_precision_error_op": (STRING, "the first op msquickcmp marked IsPrecisionError"),
         "tool_first_precision_error_index": (NUMBER, "op index of that op"),
         "tool_output_ops": (STRING, "the ops msquickcmp marked IsOutputNode (the network outputs), comma-joined"),
@@ -194,7 +195,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "bits_npu_dtype": (STRING, "its target dtype"),
         "bits_golden_dtype": (STRING, "its reference dtype"),
         "bits_dtype_changed": (BOOL, "the two sides have different dtypes (bits cannot agree)"),
-        "tool_precision_error": (BOOL, "msquickcmp marked a row of the op IsPrecisionError (absent without its "
+        "tool_precision_error": (BOOL, "the comparing tool marked a row of the op failing (msquickcmp "
+                                       "IsPrecisionError, msprobe Result error / Accuracy Reached No; absent without "
                                        "marks); the first such op is always an op fact"),
         "tool_output_node": (BOOL, "msquickcmp marked a row of the op IsOutputNode: it produces a network output"),
     },

@@ -253,9 +253,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "network.parameters_compared": ("Parameters compared", "已比对权重参数"),
     "network.differing_buffers": ("Buffers that differ (running mean/var)", "不同的缓冲区（滑动均值/方差）"),
     "network.differing_parameter_list": ("Differing parameters (statistic)", "不同的权重参数（统计量）"),
-    "network.tool_precision_error_ops": ("Ops msquickcmp marked IsPrecisionError",
-                                         "msquickcmp 标记 IsPrecisionError 的算子"),
-    "network.tool_first_precision_error_op": ("First op msquickcmp marked", "msquickcmp 标记的首个算子"),
+    "network.tool_precision_error_ops": ("Ops the comparing tool marked failing",
+                                         "比对工具标记为不通过的算子"),
+    "network.tool_first_precision_error_op": ("First op the comparing tool marked", "比对工具标记的首个算子"),
     "network.tool_first_precision_error_index": ("Its op index", "其算子序号"),
     "network.tool_output_ops": ("Network outputs msquickcmp marked", "msquickcmp 标记的网络输出"),
     # Values of network.output_source.
