@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..diagnosis import CONSISTENT
 from ..text import oneline
 
 JobStatus = Literal["ok", "unchanged", "failed"]
 
-CONSISTENT = "consistent"
 # Finding kinds that restate the verdict rather than name a problem: left out of finding counts
 # and of new/fixed/persists, where the verdict change already says it.
 VERDICT_KINDS: frozenset[str] = frozenset({CONSISTENT})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..advice import AdviceBook, preferred_backends, render_advice
 from ..config import ProjectConfig, load_config
-from ..diagnosis import SEVERITY_RANK, Diagnosis
+from ..diagnosis import CONSISTENT, SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..facts.builder import DEFAULT_MAX_OP_FACTS
 from ..inputfiles import input_path
@@ -178,10 +178,11 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
                                          format=diagnosis.inputs.get("format"), rows=net.get("rows"),
                                          ops=net.get("ops"))]
     root = diagnosis.root_cause
-    if root is None:
+    if root is None:      # the verdict the reports state, read from the findings (Diagnosis.verdict)
+        consistent = diagnosis.verdict == CONSISTENT
         lines.append(words["term.verdict"].format(
-            text=words["term.consistent" if net.get("consistent") else "term.no_root_cause"].format(
-                judged=_judged(net, words))))
+            text=words["term.consistent" if consistent else "term.no_root_cause"].format(
+                judged=_judged(net, words, consistent))))
     else:
         title = root.title.get(lang, root.title["en"])
         if root.index is not None:
@@ -213,14 +214,15 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     return "\n".join(lines)
 
 
-def _judged(net: dict, words: dict[str, str]) -> str:
+def _judged(net: dict, words: dict[str, str], consistent: bool) -> str:
     """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
     text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
     if net.get("checksums_compared"):
         text += words["term.judged_checksums"].format(n=net["checksums_compared"],
                                                       differ=net.get("checksums_differ", 0))
-    elif net.get("consistent"):
-        text += words["term.judged_within"]
+    elif consistent:
+        deviating = net.get("deviating_ops") or 0
+        text += words["term.judged_allowed"].format(n=deviating) if deviating else words["term.judged_within"]
     if net.get("unjudged_tensors"):
         text += words["term.unjudged"].format(n=net["unjudged_tensors"])
     return text

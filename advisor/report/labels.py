@@ -130,9 +130,6 @@ TEXTS: dict[str, tuple[str, str]] = {
     "unexplained.advice": ("Compare the inputs and outputs of the first deviating op by hand, or run with "
                            "a rule pack that covers this case.",
                            "请手工比对首个偏差算子的输入与输出，或使用覆盖该情况的规则包重新分析。"),
-    "consistent.title": ("Consistent", "一致"),
-    "consistent.advice": ("No action needed: the network output agrees with the golden output.",
-                          "无需处理：网络输出与标杆输出一致。"),
     # The remedy: the fix written out per backend (advisor/remedy, docs/remedy.md).
     "remedy": ("Remedy", "修复方案"),
     "remedy.intro": ("Apply the steps in order, smallest first: each step includes everything of the steps "
@@ -171,6 +168,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "term.judged": ("{judged} of {compared} compared tensors judged", "{compared} 个比对张量中已判定 {judged} 个"),
     "term.judged_checksums": (" ({n} by checksum, {differ} differing)", "（{n} 个按校验和比对，{differ} 个不同）"),
     "term.judged_within": (", all within their dtype's thresholds", "，全部在其数据类型的阈值之内"),
+    "term.judged_allowed": (", {n} op(s) outside their dtype's thresholds as the rules allow",
+                            "，{n} 个算子超出其数据类型的阈值（规则允许）"),
     "term.unjudged": ("; {n} could not be judged (listed apart)", "；{n} 个无法判定（单独列出）"),
     "term.at_index": ("{title} at op {index} {op}", "{title}：第 {index} 号算子 {op}"),
     "term.at_op": ("{title} at {op}", "{title}：{op}"),

@@ -7,14 +7,12 @@ from typing import Any
 
 from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
-from ..diagnosis import Diagnosis, Finding
+from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
 from .labels import data_label, labels_for, post_labels
 from .model import (
-    CONSISTENT,
-    CONSISTENT_KINDS,
     SCHEMA,
     AdviceView,
     FindingGroup,
