@@ -175,6 +175,7 @@ class Diagnosis:
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
     post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
+    rule_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # rule id -> its former ids
 
     @property
     def verdict(self) -> str:

@@ -165,14 +165,22 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
-        + [f"remedy: {w}" for w in remedy_warnings],
+        + [f"remedy: {w}" for w in remedy_warnings] + _deprecated(rules, ordered),
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
         advice_pages=dict(registry.advice.inline),
         verification=verification,
+        rule_aliases={rule.id: rule.aliases for rule in rules if rule.aliases},
     )
+
+
+def _deprecated(rules: list, findings: list) -> list[str]:
+    """A warning per deprecated rule that gave a finding: it still fires, and its docs say what replaces it."""
+    fired = {finding.rule for finding in findings}
+    return [f"rule '{rule.id}' is deprecated (advisor rules show {rule.id}); it will be removed"
+            for rule in rules if rule.status == "deprecated" and rule.id in fired]
 
 
 def pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:

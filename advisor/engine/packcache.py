@@ -29,8 +29,9 @@ from typing import Any
 from .. import __version__, resources
 from ..advice import builtin_kinds
 from ..resources import data_dir
+from .rulemodel import pack_files
 
-FORMAT = 1                                  # bump when the pickled classes change shape
+FORMAT = 2                                  # bump when the pickled classes change shape
 _memory: dict[str, Any] = {}                # content key -> (RulePack | None, [Problem])
 MAX_MEMORY = 64
 
@@ -43,8 +44,6 @@ def cache_dir() -> Path | None:
 def content_key(path: Path, schema_digest: str) -> str:
     """The pack's path as given (problems and rules name their files by it) and its files (pack.yaml
     first, then rule files by name) with the version and schema."""
-    from .packs import pack_files  # here, not at the top: packs imports this module
-
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{schema_digest}\0{path}\0".encode())
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")

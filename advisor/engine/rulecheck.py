@@ -113,6 +113,9 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
         checker.add("'tags' is a list of words, e.g. [fp16, overflow]", node, "tags")
         tags = []
     priority = node.get("priority", 100)
+    aliases = node.get("aliases") or []
+    if rule_id in aliases:
+        checker.add(f"'aliases' lists the rule's own id '{rule_id}': aliases are its former ids", node, "aliases")
     if checker.problems:
         return None
     inherited = sorted(name for name in used if name in shared and name not in params)
@@ -120,7 +123,7 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
                 priority=priority, tags=list(tags), params={**{n: shared[n] for n in inherited}, **params},
                 shared=tuple(inherited), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=line_of(node) or 0,
-                fields=fields)
+                fields=fields, aliases=tuple(aliases), status=node.get("status", "stable"))
 
 
 def _patterns(when: Any, node: LineDict, checker: Checker) -> list[tuple[str, Any]]:

@@ -20,6 +20,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "ruledoc.severity": ("Severity", "严重程度"),
     "ruledoc.root_cause": ("names a root cause", "判定根因"),
     "ruledoc.tags": ("Tags", "标签"),
+    "ruledoc.status": ("Status", "状态"),
+    "ruledoc.aliases": ("Formerly", "曾用名"),
     "ruledoc.kind": ("Finding kind", "发现类型"),
     "ruledoc.what": ("What it detects", "检测内容"),
     "ruledoc.why": ("Why it matters", "原因"),
