@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .config import load_config
 from .diagnosis import Diagnosis, PackInfo
+from .diagnosis.key_ops import key_ops, op_types_of
+from .diagnosis.neighbourhood import root_neighbourhood
+from .diagnosis.series import op_series
+from .diagnosis.vendor import vendor_note, vendor_verdict
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
-from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
@@ -24,9 +27,6 @@ from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
-from .report.key_ops import key_ops, op_types_of
-from .report.neighbourhood import root_neighbourhood
-from .report.series import op_series
 
 if TYPE_CHECKING:
     from .evidence.facts import GoldenInputs
@@ -237,7 +237,8 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     # The evidence stage is imported when an input asks for it: a plain comparison does not load it.
     from .evidence.config import config_fact
     from .evidence.quant_config import quant_settings
-    from .ingest.build_config import config_warnings, read_build_config
+    from .ingest.build_config import config_warnings
+    from .ingest.config_file import read_build_config
 
     raw = read_build_config(path)
     settings = quant_settings(raw, path)

@@ -132,6 +132,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "unexplained.advice": ("Compare the inputs and outputs of the first deviating op by hand, or run with "
                            "a rule pack that covers this case.",
                            "请手工比对首个偏差算子的输入与输出，或使用覆盖该情况的规则包重新分析。"),
+    "consistent.title": ("Consistent", "一致"),       # the verdict's name on the batch index (batch/index.py)
     # The remedy: the fix written out per backend (advisor/remedy, docs/remedy.md).
     "remedy": ("Remedy", "修复方案"),
     "remedy.intro": ("Apply the steps in order, smallest first: each step includes everything of the steps "
@@ -270,7 +271,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "graph_side.golden": ("golden (original model)", "标杆侧（原始模型）"),
     "yes": ("yes", "是"),
     "no": ("no", "否"),
-    # The per-op table: the ops that matter (advisor/report/key_ops.py).
+    # The per-op table: the ops that matter (advisor/diagnosis/key_ops.py).
     "key_ops": ("Ops that matter", "关键算子"),
     "key_ops.intro": ("The root cause, the ops where error enters, the worst ops, the root cause's neighbours and "
                       "the network output, with their metrics. Click a column heading to sort.",

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .numerics import FP16_MAX, Numerics
+from ..dtypes import FP16_MAX
+from .numerics import Numerics
 from .onnxgraph import Group, OnnxModel, consumers
 from .qdq import QuantPlan
 

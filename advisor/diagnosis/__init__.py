@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .post.exhibit import PostExhibit
-    from .remedy.model import Remedy
-    from .verify.model import Verification
+    from ..post.exhibit import PostExhibit
+    from ..remedy.model import Remedy
+    from ..verify.model import Verification
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -89,7 +89,7 @@ class OpPoint:
 
 @dataclass
 class KeyOp:
-    """One op of the report's per-op table (advisor/report/key_ops.py): an op that matters and why."""
+    """One op of the report's per-op table (advisor/diagnosis/key_ops.py): an op that matters and why."""
 
     index: int
     op: str
