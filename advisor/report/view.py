@@ -99,7 +99,7 @@ def _output_threshold(diagnosis: Diagnosis) -> float:
     """The cosine threshold the network output is judged by (its compute dtype's)."""
     table = diagnosis.thresholds
     dtype = str(diagnosis.network.get("compute_dtype") or diagnosis.network.get("dtype") or "default")
-    return float(table.get(dtype, table.get("default", {})).get("cosine", 0.99))
+    return float(table.get(dtype, table["default"])["cosine"])
 
 
 def _ranked(diagnosis: Diagnosis) -> list[Finding]:
