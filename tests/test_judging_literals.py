@@ -46,7 +46,8 @@ ALLOWED: dict[tuple[str, float], str] = {
                                            "space; a hypothesis found is judged by geometry_simpler_margin)",
     ("advisor/evidence/layer_sim.py", 300.0): "SQNR cap in dB for identical tensors (infinite otherwise)",
     # the vendor's own advisor, emulated to say where it differs: its fixed threshold is a fact about it
-    ("advisor/diagnosis/vendor.py", 0.99): "msaccucmp's advisor judges every row at cosine 0.99 (FORMATS.md)",
+    ("advisor/diagnosis/vendor.py", 0.99): "msaccucmp's advisor judges every row at cosine 0.99 "
+                                           "(docs/vendor-parity.md)",
     # user-given tolerances of `advisor diff` (allclose), with numpy's defaults shown as ours
     ("advisor/cli/diff.py", 1e-05): "--atol default (numpy.allclose's)",
     ("advisor/cli/diff.py", 0.001): "--rtol default",

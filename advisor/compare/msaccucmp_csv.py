@@ -1,4 +1,4 @@
-"""Write an msaccucmp vector-compare result CSV from compared tensor pairs (FORMATS.md §1).
+"""Write an msaccucmp vector-compare result CSV from compared tensor pairs (docs/formats.md).
 
 The layout written is the common one, with a single ``Address`` (the target's device address) and
 the ``OverFlow`` column::

@@ -1,6 +1,6 @@
 """Compile rule packs to one durable_rules ruleset per run, assert facts, collect findings.
 
-durable_rules facts this module is built around (see DESIGN.md):
+durable_rules facts this module is built around:
 * a fact no rule matches raises MessageNotHandledException and loses the batch's actions, so every
   ruleset gets a catch-all rule;
 * identical facts raise MessageObservedException, so every fact carries a unique ``id``;

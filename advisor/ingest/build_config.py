@@ -1,4 +1,4 @@
-"""Build configs (MagicMind and ATC knobs, FORMATS.md §4) read and checked into a ``BuildConfig``;
+"""Build configs (MagicMind and ATC knobs, docs/build-configs.md) read and checked into a ``BuildConfig``;
 advisor/evidence/config.py turns it into the one ``config`` fact.
 
 Precision and quantisation settings are normalised by :mod:`advisor.ingest.quant_config`.
@@ -13,7 +13,7 @@ Accepted: a JSON or YAML mapping of knobs as the tools name them, flat or MagicM
 from the knobs). An ATC ``insert_op_conf`` AIPP file is read when it sits where the config says
 (relative paths are relative to the config file).
 
-MagicMind's knobs in the form ``config.parse_from_string`` takes them (FORMATS.md §4):
+MagicMind's knobs in the form ``config.parse_from_string`` takes them (docs/build-configs.md):
 ``insert_bn_before_firstnode {"0": {"mean": [...], "var": [...]}}`` (network input index -> per
 channel mean and variance, var = std²; the older ``true`` with top-level ``mean``/``std`` is read
 too), ``convert_input_layout {"0": {"src": "NCHW", "dst": "NHWC"}}``. A key a MagicMind config does
