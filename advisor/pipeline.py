@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .config import load_config
 from .diagnosis import Diagnosis, PackInfo
+from .diagnosis.key_ops import key_ops, op_types_of
+from .diagnosis.neighbourhood import root_neighbourhood
+from .diagnosis.series import op_series
+from .diagnosis.vendor import vendor_note, vendor_verdict
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
-from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
@@ -24,9 +27,6 @@ from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
-from .report.key_ops import key_ops, op_types_of
-from .report.neighbourhood import root_neighbourhood
-from .report.series import op_series
 
 if TYPE_CHECKING:
     from .evidence.facts import GoldenInputs
@@ -165,14 +165,22 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
-        + [f"remedy: {w}" for w in remedy_warnings],
+        + [f"remedy: {w}" for w in remedy_warnings] + _deprecated(rules, ordered),
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
         advice_pages=dict(registry.advice.inline),
         verification=verification,
+        rule_aliases={rule.id: rule.aliases for rule in rules if rule.aliases},
     )
+
+
+def _deprecated(rules: list, findings: list) -> list[str]:
+    """A warning per deprecated rule that gave a finding: it still fires, and its docs say what replaces it."""
+    fired = {finding.rule for finding in findings}
+    return [f"rule '{rule.id}' is deprecated (advisor rules show {rule.id}); it will be removed"
+            for rule in rules if rule.status == "deprecated" and rule.id in fired]
 
 
 def pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
@@ -229,7 +237,8 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     # The evidence stage is imported when an input asks for it: a plain comparison does not load it.
     from .evidence.config import config_fact
     from .evidence.quant_config import quant_settings
-    from .ingest.build_config import config_warnings, read_build_config
+    from .ingest.build_config import config_warnings
+    from .ingest.config_file import read_build_config
 
     raw = read_build_config(path)
     settings = quant_settings(raw, path)

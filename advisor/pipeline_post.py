@@ -16,7 +16,7 @@ from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
 from .errors import InputFormatError
-from .facts.thresholds import Thresholds, load_thresholds
+from .facts.thresholds import load_thresholds
 from .pipeline import check_settings, pack_params
 from .post.measure import Knobs, measure
 
@@ -43,10 +43,6 @@ class PostOptions:
     settings: Path | None = None
 
 
-def knobs_from(thresholds: Thresholds) -> Knobs:
-    return Knobs(**{name: float(thresholds.knob("post", name)) for name in Knobs.__dataclass_fields__})
-
-
 def analyse_post(options: PostOptions, stage: Callable[[str], None] | None = None) -> Diagnosis:
     stage = stage or (lambda name: None)
     stage(STAGES[0])
@@ -67,7 +63,7 @@ def analyse_post(options: PostOptions, stage: Callable[[str], None] | None = Non
     if not len(golden) and not len(target):
         raise InputFormatError("neither run kept a detection: nothing to compare", path=options.golden)
     stage(STAGES[2])
-    measured = measure(golden, target, annotations, info, knobs_from(thresholds))
+    measured = measure(golden, target, annotations, info, Knobs.from_thresholds(thresholds))
     stage(STAGES[3])
     result = run_rules(rules, measured.facts, params)
     stage(STAGES[4])

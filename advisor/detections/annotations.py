@@ -12,7 +12,8 @@ import pandas as pd
 from ..errors import InputFormatError
 from ..nesting import loads_json
 from .model import corners, detections_frame
-from .read import coco_bbox, image_id, read_text
+from .read import coco_bbox, image_id
+from .text_file import read_text
 
 
 @dataclass

@@ -28,7 +28,7 @@ from ..errors import InputFormatError, UsageError
 from ..text import suggest
 from ..yamlfile import load_yaml
 from .model import Detections, corners, detections_frame
-from .read import read_text
+from .text_file import read_text
 
 FORMAT = "detections"
 LAYOUTS: dict[str, tuple[str, str, str, str]] = {"xyxy": ("x1", "y1", "x2", "y2"), "xywh": ("x", "y", "w", "h"),

@@ -9,37 +9,18 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputFormatError
-from ..inputfiles import check_input
 from ..nesting import loads_json
+from .mapped_csv import read_mapped_csv
 from .model import Detections, corners, detections_frame
+from .text_file import read_text
 
-MAX_BYTES = 512 * 1024 * 1024        # a results file larger than this is not a detector's output
 RESULT_KEYS = ("image_id", "category_id", "bbox", "score")
-
-
-def read_text(path: Path, what: str) -> str:
-    """The file's UTF-8 text (a BOM allowed), or one line naming the file and what is wrong."""
-    check_input(path, InputFormatError)
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise InputFormatError(f"larger than {MAX_BYTES >> 20} MiB: not {what}", path=path)
-        return path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputFormatError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFormatError(f"is a folder, expected {what}", path=path) from None
-    except UnicodeDecodeError:
-        raise InputFormatError("not UTF-8 text", path=path) from None
-    except OSError as exc:
-        raise InputFormatError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
 def read_detections(path: str | Path, mapping: str | Path | None = None) -> Detections:
     """``path`` as a COCO results JSON, or (with ``mapping``) as the CSV that mapping describes."""
     path = Path(path)
     if mapping is not None:
-        from .mapped_csv import read_mapped_csv
-
         return read_mapped_csv(path, Path(mapping))
     if path.suffix.lower() == ".csv":
         raise InputFormatError("a CSV of detections needs --mapping MAP.yaml naming its columns "

@@ -146,6 +146,16 @@ def _check_unique(packs: list[RulePack]) -> None:
                 raise RulePackError(f"rule id '{rule.id}' is defined twice: here and in {other.source}:{other.line} "
                                     f"(pack '{other.pack}')", path=rule.source, line=rule.line)
             owners[rule.id] = rule
+    for pack in packs:
+        for rule in pack.rules:
+            for alias in rule.aliases:
+                if alias in owners:
+                    other = owners[alias]
+                    what = f"rule '{other.id}'" + ("" if other.id == alias else " (an alias of it)")
+                    raise RulePackError(f"alias '{alias}' of rule '{rule.id}' is already {what}, "
+                                        f"{other.source}:{other.line}: --disable {alias} would name either",
+                                        path=rule.source, line=rule.line)
+                owners[alias] = rule
     for rule_id, rule in owners.items():
         if rule_id in names:
             raise RulePackError(f"rule id '{rule_id}' is also the name of pack '{rule_id}' "
@@ -153,19 +163,30 @@ def _check_unique(packs: list[RulePack]) -> None:
                                 path=rule.source, line=rule.line)
 
 
+def rules_by_name(rules: Iterable[Rule]) -> dict[str, Rule]:
+    """Each rule under its id and under its former ids (``aliases``): what the user's settings may name."""
+    named: dict[str, Rule] = {}
+    for rule in rules:
+        named.update((alias, rule) for alias in rule.aliases)
+    named.update((rule.id, rule) for rule in rules)          # an id wins over another rule's alias
+    return named
+
+
 def select_rules(rules: list[Rule], disable: Iterable[str] = (),
                  severity: dict[str, str] | None = None) -> list[Rule]:
     """The rules a run fires: without the disabled ones, with severities changed (copies: the
-    loaded packs stay as written). Unknown ids are errors, with the nearest id suggested."""
-    by_id = {rule.id: rule for rule in rules}
-    for rule_id in [*disable, *(severity or {})]:
-        if rule_id not in by_id:
-            raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, list(by_id))} to disable or re-rate")
-    for rule_id, level in (severity or {}).items():
+    loaded packs stay as written). A rule is named by its id or a former one (``aliases``); unknown
+    names are errors, with the nearest id suggested."""
+    by_name = rules_by_name(rules)
+    for name in [*disable, *(severity or {})]:
+        if name not in by_name:
+            raise UsageError(f"no rule '{name}'{suggest(name, [r.id for r in rules])} to disable or re-rate")
+    for name, level in (severity or {}).items():
         if level not in SEVERITIES:
-            raise UsageError(f"severity for '{rule_id}' must be one of {', '.join(SEVERITIES)}, not '{level}'")
-    disabled = set(disable)
-    return [dataclasses.replace(rule, severity=(severity or {}).get(rule.id, rule.severity))
+            raise UsageError(f"severity for '{name}' must be one of {', '.join(SEVERITIES)}, not '{level}'")
+    disabled = {by_name[name].id for name in disable}
+    levels = {by_name[name].id: level for name, level in (severity or {}).items()}
+    return [dataclasses.replace(rule, severity=levels.get(rule.id, rule.severity))
             for rule in rules if rule.id not in disabled]
 
 
@@ -173,7 +194,7 @@ def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, 
     """``--set RULE.PARAM=VALUE`` or ``--set PACK.PARAM=VALUE`` (a pack's shared parameter: every rule
     of the pack that reads it; as RULE.PARAM, that rule's value only) -> {rule id: {param: value}},
     checked against the rules' params."""
-    by_id = {rule.id: rule for rule in rules}
+    by_id = rules_by_name(rules)
     sharing: dict[str, dict[str, list[Rule]]] = {}          # pack -> shared param -> rules reading it
     for rule in rules:
         for name in rule.shared:
@@ -195,12 +216,14 @@ def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, 
                 overrides.setdefault(rule.id, {})[name] = value
             continue
         if owner not in by_id:
-            raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*by_id, *sharing])}")
-        params = by_id[owner].params        # a pack's shared one too: then for this rule only
+            ids = [rule.id for rule in rules]
+            raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*ids, *sharing])}")
+        rule = by_id[owner]                 # named by its id or a former one
+        params = rule.params                # a pack's shared one too: then for this rule only
         if name not in params:
             known = ", ".join(params) or "none"
-            raise UsageError(f"--set '{text}': rule '{owner}' has no parameter '{name}' (parameters: {known})")
-        overrides.setdefault(owner, {})[name] = _typed(raw.strip(), params[name], text)
+            raise UsageError(f"--set '{text}': rule '{rule.id}' has no parameter '{name}' (parameters: {known})")
+        overrides.setdefault(rule.id, {})[name] = _typed(raw.strip(), params[name], text)
     return overrides
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..advice import builtin_kinds, validate_page
+from ..advice import advice_names_problem, builtin_kinds, page_texts, validate_page
 from ..errors import KnowledgeError, RulePackError, UsageError
 from ..facts.thresholds import load_thresholds
 from ..yamlfile import LineDict, load_yaml
@@ -38,6 +38,7 @@ from .rulemodel import (  # noqa: F401 - the pack model, imported from here by t
     RulePack,
     Setting,
     line_of,
+    pack_files,
     template_env,
 )
 from .schemacheck import schema_problems
@@ -76,14 +77,6 @@ def pack_command(path: Path) -> str:
         return "run"
     command = meta.get("command") if isinstance(meta, dict) else None
     return command if isinstance(command, str) else "run"
-
-
-def pack_files(path: Path) -> list[Path]:
-    """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
-    if not path.is_dir():
-        return [path]
-    meta_path = path / "pack.yaml"
-    return [meta_path, *sorted(p for p in path.rglob("*.yaml") if p != meta_path)]
 
 
 def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Problem]]:
@@ -223,8 +216,10 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
             page = {"title": node["title"], **page}
         try:
             validate_page(page, Path(where))
+            _check_advice_values(page, emitted_values(emit))
         except KnowledgeError as exc:
-            checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
+            line = _line_of_field(node["advice"], exc.field) or node.where("advice")[0]
+            checker.problems.append(Problem(rule_path, line, None,
                                             f"advice: {exc.message}" + (f" ({exc.field})" if exc.field else "")))
             continue
         if kind in pages and pages[kind][0] != page:
@@ -233,3 +228,34 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
             continue
         pages[kind] = (dict(page), where)
     return pages
+
+
+def emitted_values(emit: Any) -> set[str]:
+    """The names a rule's findings carry in ``values`` (its ``emit.values``: ``field`` or ``alias.field``;
+    a name given twice is kept as ``alias_field`` too, as the engine does)."""
+    specs = emit.get("values") if isinstance(emit, dict) else None
+    names: set[str] = set()
+    for spec in specs if isinstance(specs, list) else []:
+        alias, _, name = str(spec).rpartition(".")
+        names.update({name, f"{alias}_{name}"} if alias else {name})
+    return names
+
+
+def _check_advice_values(page: dict[str, Any], values: set[str]) -> None:
+    """Every ``values.NAME`` an inline advice page reads is one the rule emits."""
+    for lang in LANGUAGES:
+        for section, text in page_texts(page[lang]):
+            problem = advice_names_problem(text, values)
+            if problem:
+                raise KnowledgeError(problem, field=f"{lang}.{section}")
+
+
+def _line_of_field(node: Any, dotted: str | None) -> int | None:
+    """The line of ``en.fix.any`` inside an advice mapping read with lines (None when unknown)."""
+    line = None
+    for key in (dotted or "").split("."):
+        if not isinstance(node, LineDict) or key not in node:
+            break
+        line = node.where(key)[0]
+        node = node[key]
+    return line

@@ -24,7 +24,7 @@ import pandas as pd
 from ..catalogs import load_catalog
 from ..facts.builder import clean_fact
 from ..facts.thresholds import Thresholds
-from ..ingest.build_config import read_build_config
+from ..ingest.config_file import read_build_config
 from ..ingest.table import ComparisonTable, lower_isin
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, DumpFolder, scan_folder

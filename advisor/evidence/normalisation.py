@@ -30,6 +30,11 @@ KNOWN_NORMALIZATIONS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
 }
 
 
+# Absolute floors of relative comparisons, so a value of 0 can match (they are no tolerance of the reading:
+# a mean of 0 compared relatively would need to be exactly 0).
+ZERO_OFFSET = 1e-6          # an offset this small is 0 when telling one shared map from one per channel
+ZERO_MEAN = 1e-3            # a mean this small is 0 when naming well-known constants (e.g. mean 0)
+
 @dataclass(frozen=True)
 class AffineFit:
     scales: np.ndarray              # a per channel
@@ -42,12 +47,8 @@ class AffineFit:
     std: np.ndarray | None
     known: str | None               # the name of well-known constants the implied ones match
     groups: str = "channel"         # channel (one map per channel, or one for all) | sample (one per sample)
-
-    @property
-    def shared(self) -> bool:
-        """One scale and offset for every channel (within 1 %)."""
-        return bool(np.allclose(self.scales, self.scales.mean(), rtol=0.01)
-                    and np.allclose(self.offsets, self.offsets.mean(), rtol=0.01, atol=1e-6))
+    shared: bool = False            # one scale and offset for every channel (within knob shared_tolerance)
+    scale_known: str | None = None  # a "scale" map's factor by name (255, 1/32768...: scale_name)
 
 
 def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: ProbeKnobs) -> AffineFit:
@@ -67,8 +68,11 @@ def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: 
     fitted = scales[:, None] * g + offsets[:, None]
     relation, applied_to, mean, std = _read_affine(scales, offsets, Moments.of(g), Moments.of(t), fit, knobs, groups)
     known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    tolerance = knobs.shared_tolerance
+    shared = bool(np.allclose(scales, scales.mean(), rtol=tolerance)
+                  and np.allclose(offsets, offsets.mean(), rtol=tolerance, atol=ZERO_OFFSET))
     return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known,
-                     groups)
+                     groups, shared, scale_name(float(scales.mean()), knobs.scale_name_tolerance))
 
 
 def _group_fits(t: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -136,7 +140,7 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: Moments, t: Moments
     on_target = (-offsets / scales, 1.0 / scales)
     on_golden = (offsets, scales)                       # golden = (target - m) / s: s = a, m = b
     standard_t, standard_g = t.standardised(knobs), g.standardised(knobs)
-    if standard_t != standard_g and scale_name(float(scales.mean())) is None:
+    if standard_t != standard_g and scale_name(float(scales.mean()), knobs.scale_name_tolerance) is None:
         # One side is standardised (zero mean, unit variance per group) and the other is not: the
         # other side lacks that normalisation if it looks raw (or if the maps differ per sample: a
         # per-sample standardisation cannot be applied twice), else it got one more on top of it.
@@ -148,7 +152,8 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: Moments, t: Moments
         return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
     if np.all(np.abs(offsets) <= knobs.scale_offset_tolerance * np.abs(scales) * np.maximum(rms, 1e-12)):
         return "scale", None, None, None
-    if scale_name(float(scales.mean())) is not None and (t.low.min() < 0) == (g.low.min() < 0):
+    named = scale_name(float(scales.mean()), knobs.scale_name_tolerance)
+    if named is not None and (t.low.min() < 0) == (g.low.min() < 0):
         # 255 (or 1/255, 32768) with an offset: the same normalisation applied to 0-255 values on one
         # side and to 0-1 values on the other ((255x - m) / s against (x - m) / s): the scale is the fault.
         return "scale", None, None, None
@@ -196,17 +201,17 @@ def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str 
         for order in (1, -1):                          # RGB constants applied to BGR data too
             m = np.resize(np.asarray(known_mean[::order]), mean.shape)
             s = np.resize(np.asarray(known_std[::order]), std.shape)
-            if np.allclose(mean, m, rtol=tolerance, atol=1e-3) and np.allclose(std, s, rtol=tolerance):
+            if np.allclose(mean, m, rtol=tolerance, atol=ZERO_MEAN) and np.allclose(std, s, rtol=tolerance):
                 return name
     return None
 
 
-def scale_name(factor: float) -> str | None:
+def scale_name(factor: float, tolerance: float) -> str | None:
     """``255`` / ``1/255`` (or 256) when ``factor`` is the 0-255 vs 0-1 scale, ``32768`` / ``1/32768``
-    when it is 16-bit PCM against float audio, within 2 %."""
+    when it is 16-bit PCM against float audio, within ``tolerance`` (relative; knob scale_name_tolerance)."""
     for name, value in (("255", 255.0), ("1/255", 1 / 255.0), ("256", 256.0), ("1/256", 1 / 256.0),
                         ("32768", 32768.0), ("1/32768", 1 / 32768.0)):
-        if abs(factor / value - 1) < 0.02:
+        if abs(factor / value - 1) < tolerance:
             return name
     return None
 

@@ -1,4 +1,4 @@
-"""Reader for the msprobe / ptdbg compare result CSV, PyTorch and MindSpore (FORMATS.md §2).
+"""Reader for the msprobe / ptdbg compare result CSV, PyTorch and MindSpore (docs/formats.md).
 
 Four layouts, one reader: columns are recognised by name, so the current header (``NPU Dtype``,
 ``EucDist``, ``Requires_grad``...), the old ptdbg one (``NPU Tensor Dtype``, no norms), summary mode

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from .config_file import read_build_config
 
 GRANULARITY = {"per_tensor": "per_tensor", "per-tensor": "per_tensor", "tensor": "per_tensor",
                "per_layer": "per_tensor", "per_channel": "per_channel", "per-channel": "per_channel",
@@ -195,7 +196,6 @@ def _amct(raw: dict[str, Any], source: Path | None) -> dict[str, Any] | None:
         return raw["amct"]
     path_text = raw.get("amct_config")
     if isinstance(path_text, str):
-        from .build_config import read_build_config  # the one reader of config files (JSON, else YAML)
         path = Path(path_text)
         if not path.is_absolute() and source is not None:
             path = Path(source).parent / path

@@ -8,13 +8,14 @@ fits, shares, margins. No verdict is taken here.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..detections import Annotations, Detections, ImagesInfo
+from ..facts.thresholds import Thresholds, load_thresholds
 from .ap import ap_facts
 from .classes import class_facts
 from .exhibit import PostExhibit
@@ -28,13 +29,19 @@ BOXES = ["x1", "y1", "x2", "y2"]
 
 @dataclass
 class Knobs:
-    """Measurement knobs (knowledge/thresholds.yaml ``knobs.post``)."""
+    """Measurement knobs (knowledge/thresholds.yaml ``knobs.post``: the values live there only)."""
 
-    match_iou: float = 0.5           # boxes overlapping this much (once mapped) are the same detection
-    score_tolerance: float = 1e-4    # relative: scores this close are the same raw output
-    score_pair_share: float = 0.5    # pair by score when this share of the smaller run pairs so
-    ap_iou: float = 0.5              # the IoU of a true positive in the per-class AP
-    ap_hold_ratio: float = 0.5       # a class keeps this share of its golden AP: it holds
+    match_iou: float                 # boxes overlapping this much (once mapped) are the same detection
+    score_tolerance: float           # relative: scores this close are the same raw output
+    score_pair_share: float          # pair by score when this share of the smaller run pairs so
+    ap_iou: float                    # the IoU of a true positive in the per-class AP
+    ap_hold_ratio: float             # a class keeps this share of its golden AP: it holds
+
+    @classmethod
+    def from_thresholds(cls, thresholds: Thresholds | None = None) -> Knobs:
+        """The ``post`` knobs of ``thresholds`` (knowledge/thresholds.yaml's when None)."""
+        thresholds = thresholds if thresholds is not None else load_thresholds()
+        return cls(**{f.name: float(thresholds.knob("post", f.name)) for f in fields(cls)})
 
 
 @dataclass
@@ -165,7 +172,7 @@ def _affine(focus: _Image | None, gb: np.ndarray, tb: np.ndarray, pg: np.ndarray
 
 def measure(golden: Detections, target: Detections, annotations: Annotations | None = None,
             images: ImagesInfo | None = None, knobs: Knobs | None = None) -> PostMeasures:
-    knobs = knobs or Knobs()
+    knobs = knobs or Knobs.from_thresholds()
     images = images or ImagesInfo()
     sizes = {**(annotations.sizes if annotations else {}), **images.sizes}
     g, t = golden.frame, target.frame

@@ -16,10 +16,6 @@ from .plot import Marker
 from .verification import VerificationView
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
-CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
-# Finding kinds that say "nothing to fix": a consistent network (advisor run), agreeing post-processings (advisor post).
-CONSISTENT_KINDS = (CONSISTENT, "detections_consistent")
-UNEXPLAINED = "unexplained"          # verdict when the network deviates but no rule named a cause
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,12 @@ from typing import Any
 
 from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
-from ..diagnosis import Diagnosis, Finding
+from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
 from .labels import data_label, labels_for, post_labels
 from .model import (
-    CONSISTENT,
-    CONSISTENT_KINDS,
     SCHEMA,
     AdviceView,
     FindingGroup,
@@ -92,16 +90,18 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         markers=_markers(groups),
         neighbourhood=diagnosis.neighbourhood,
         remedy=remedy,
-        verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis)),
+        verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis))
+        if diagnosis.verification is not None else None,
         post=diagnosis.post,
     )
 
 
 def _output_threshold(diagnosis: Diagnosis) -> float:
-    """The cosine threshold the network output is judged by (its compute dtype's)."""
+    """The cosine threshold the network output is judged by (its compute dtype's; a run that compared
+    tensors always has the table's ``default``)."""
     table = diagnosis.thresholds
     dtype = str(diagnosis.network.get("compute_dtype") or diagnosis.network.get("dtype") or "default")
-    return float(table.get(dtype, table.get("default", {})).get("cosine", 0.99))
+    return float((table[dtype] if dtype in table else table["default"])["cosine"])
 
 
 def _ranked(diagnosis: Diagnosis) -> list[Finding]:

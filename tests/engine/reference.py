@@ -3,9 +3,9 @@
 ``run_reference`` takes what ``runner.run_rules`` takes (rules, facts, parameters) and evaluates the
 same compiled conditions (``Rule.compile_when``: the durable_rules ``$and`` patterns and the
 ordering-join guards) by brute force: every pattern against every fact, nested loops for the joins,
-rounds until no new finding appears, with findings asserted back as facts exactly as the engine
-does. It shares no matching code with the engine (no durable_rules, no index joins); findings and
-explanations are built by the same ``Collector``. Tests run both and require the same findings
+rounds until no new finding appears. It shares no matching code with the engine (no durable_rules,
+no index joins); findings and explanations are built by the same ``Collector`` and fed back as facts
+by the same loop (``runner.feed_findings_back``). Tests run both and require the same findings
 (tests/engine/test_reference_oracle.py). It is slow on purpose (simple over fast): tests only.
 
 Semantics it pins (those of durable_rules 2.0.28, checked by the tests):
@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..errors import EngineError
-from .conditions import Guard, durable_equal
-from .packs import CompiledAlternative, Rule
-from .runner import MAX_ROUNDS, Collector, EngineResult, finding_fact
+from advisor.engine.conditions import Guard, durable_equal
+from advisor.engine.packs import CompiledAlternative, Rule
+from advisor.engine.runner import Collector, EngineResult, feed_findings_back
+from advisor.errors import EngineError
 
 Fact = dict[str, Any]
 
@@ -39,9 +39,8 @@ def run_reference(rules: Iterable[Rule], facts: list[Fact],
     compiled = [(rule, alternative) for rule in rules for alternative in rule.compile_when(params.get(rule.id))]
     fired: set[tuple[int, tuple[str, ...]]] = set()
     known: list[Fact] = []
-    batch = list(facts)
-    for _ in range(MAX_ROUNDS):
-        collector.originals.update((fact["id"], fact) for fact in batch)
+
+    def fire(batch: list[Fact]) -> None:
         known.extend(batch)
         for number, (rule, alternative) in enumerate(compiled):
             for matched in matches(alternative, known):
@@ -49,15 +48,8 @@ def run_reference(rules: Iterable[Rule], facts: list[Fact],
                 if key not in fired:
                     fired.add(key)
                     collector.fire(rule, matched)
-        if collector.errors:
-            raise EngineError(collector.errors[0])
-        new = collector.take_new()
-        if not new:
-            break
-        batch = [finding_fact(f, collector.subjects.get(f.id)) for f in new]
-    else:
-        raise EngineError(f"rules kept producing new findings after {MAX_ROUNDS} rounds: "
-                          "a rule over findings probably matches its own output")
+
+    feed_findings_back(collector, facts, fire)
     return EngineResult(findings=list(collector.findings.values()), explanations=list(collector.explanations),
                         fired=collector.fired)
 

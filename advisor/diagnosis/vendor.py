@@ -1,6 +1,6 @@
 """What the vendor's own msaccucmp advisor would conclude from the same table, to say so where we differ.
 
-Its three detectors, first match wins (facts of the public tool, /work/shared/FORMATS.md §1): the first
+Its three detectors, first match wins (facts of the public tool, docs/vendor-parity.md): the first
 row flagged ``OverFlow`` YES is an FP16 overflow; else the first named input node (or Data op) whose
 cosine is below 0.99 is an input mismatch; else, ignoring NaN cosines, the first row below 0.99 is a
 problem node when the last row is below 0.99 too, a single-point deviation when it is not; nothing

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..diagnosis import OpPoint, Series
 from ..facts.builder import FactSet
 from ..facts.thresholds import Thresholds
+from . import OpPoint, Series
 
 MAX_PLOT_POINTS = 2000
 

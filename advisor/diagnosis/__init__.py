@@ -6,12 +6,17 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .post.exhibit import PostExhibit
-    from .remedy.model import Remedy
-    from .verify.model import Verification
+    from ..post.exhibit import PostExhibit
+    from ..remedy.model import Remedy
+    from ..verify.model import Verification
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
+# Finding kinds that say "nothing to fix": a consistent network (advisor run), agreeing post-processings (advisor post).
+CONSISTENT_KINDS = (CONSISTENT, "detections_consistent")
+UNEXPLAINED = "unexplained"          # verdict when no rule named a cause and none found the network consistent
 
 # Finding kinds that name a root cause (a finding of another kind is a symptom or a note).
 ROOT_CAUSE_KINDS: tuple[str, ...] = (
@@ -84,7 +89,7 @@ class OpPoint:
 
 @dataclass
 class KeyOp:
-    """One op of the report's per-op table (advisor/report/key_ops.py): an op that matters and why."""
+    """One op of the report's per-op table (advisor/diagnosis/key_ops.py): an op that matters and why."""
 
     index: int
     op: str
@@ -148,7 +153,8 @@ class PackInfo:
 
 @dataclass
 class Diagnosis:
-    """The ranked result of one run. ``root_cause`` is None when the network is consistent."""
+    """The ranked result of one run. ``root_cause`` is None when no rule named a cause (the network is
+    consistent, or no rule explains its deviation: ``verdict`` says which)."""
 
     root_cause: Finding | None
     findings: list[Finding]             # ranked: root cause first, explained symptoms last
@@ -169,10 +175,18 @@ class Diagnosis:
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
     post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
+    rule_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # rule id -> its former ids
 
     @property
     def verdict(self) -> str:
-        return self.root_cause.kind if self.root_cause else "consistent"
+        """What the run concludes, read from the findings alone (the terminal, every report format and
+        the batch history all say this): the root cause's kind; ``consistent`` when a rule found the
+        network consistent; else ``unexplained``."""
+        if self.root_cause is not None:
+            return self.root_cause.kind
+        if any(f.kind in CONSISTENT_KINDS and f.explained_by is None for f in self.findings):
+            return CONSISTENT
+        return UNEXPLAINED
 
     def worst_severity(self) -> str | None:
         active = [f.severity for f in self.findings if f.explained_by is None]

@@ -1,4 +1,4 @@
-"""Dtype names as the vendor tools print them, and the float16 overflow flag of a target tensor."""
+"""The float16 overflow flag of a target tensor, as msaccucmp's OverFlow column says it."""
 
 from __future__ import annotations
 
@@ -6,17 +6,6 @@ import numpy as np
 
 from ..dtypes import FP16_MAX
 from . import kernel
-
-_NUMPY_TO_GE_DTYPE = {
-    "float16": "DT_FLOAT16", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "bfloat16": "DT_BF16",
-    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "int32": "DT_INT32",
-    "int64": "DT_INT64", "bool": "DT_BOOL",
-}
-
-
-def ge_dtype_name(numpy_name: str) -> str:
-    """The GE dtype name msaccucmp prints for a numpy dtype: float16 -> ``DT_FLOAT16``."""
-    return _NUMPY_TO_GE_DTYPE.get(numpy_name, f"DT_{numpy_name.upper()}")
 
 
 def overflow_flag(npu: np.ndarray | None, npu_dtype: str | None) -> str:
@@ -40,6 +29,3 @@ def fp16_overflows(values: np.ndarray) -> bool:
     magnitude = values.reshape(-1).view(np.uint16) & np.uint16(0x7FFF)
     magnitude -= np.uint16(0x7BFF)
     return bool(np.any(magnitude <= np.uint16(1)))
-
-
-__all__ = ["FP16_MAX", "fp16_overflows", "ge_dtype_name", "overflow_flag"]

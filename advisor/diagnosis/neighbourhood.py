@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..diagnosis import Finding, GraphNode, Neighbourhood
 from ..facts.builder import FactSet
 from ..facts.graph_join import GraphJoin
+from . import Finding, GraphNode, Neighbourhood
 
 MAX_DRAWN = 6   # inputs and successors drawn around the root cause, each
 

@@ -13,9 +13,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..diagnosis import KeyOp
 from ..facts.builder import FactSet
 from ..ingest.table import row_at, text_mask
+from . import KeyOp
 
 MAX_ENTRIES = 10          # ops where error enters, first ones in execution order
 WORST = 10                # worst ops by output cosine
