@@ -12,8 +12,8 @@ from advisor.diagnosis import Finding
 from advisor.engine.explain import ExplanationGroup
 from advisor.engine.packs import load_pack
 from advisor.engine.ranking import rank_findings
-from advisor.engine.reference import run_reference
 from advisor.engine.runner import run_rules
+from tests.engine.reference import run_reference
 
 KINDS = ("fp16_overflow", "problem_node", "input_mismatch", "argument_mismatch", "note")
 CORE = Path(__file__).resolve().parents[2] / "rules" / "core"
