@@ -125,7 +125,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         """Fire the rules (on the checks' facts too, the second time), rank, write the fix out."""
         result = run_rules(rules, asserted + extra, params)
         _attach_source_lines(result.findings, table)
-        root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+        root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules},
+                                        result.groups)
         remedy, warnings = remedy_for(root, ordered, options.backends, facts.network, config)
         remedy_warnings[:] = warnings
         return root, ordered, _typed_remedy(remedy, facts)

@@ -67,7 +67,8 @@ def analyse_post(options: PostOptions, stage: Callable[[str], None] | None = Non
     stage(STAGES[3])
     result = run_rules(rules, measured.facts, params)
     stage(STAGES[4])
-    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules})
+    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules},
+                                  result.groups)
     network = {**measured.summary, "consistent": any(f.kind == CONSISTENT_KIND for f in ordered)}
     return Diagnosis(
         root_cause=root,

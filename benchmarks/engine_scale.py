@@ -15,7 +15,12 @@ places (field values copied from the committed scenarios' facts):
 * ``OVERFLOW_ONSETS`` FP16 overflow onsets spread over the network, each explaining every later
   inherited root cause (``overflow-explains-inherited``) and the problem node at its own op
   (``specific-cause-explains-problem-node``, an equality join);
-* every 50th op an absorbed deviation; the rest deviate because their inputs do (no finding).
+* every 50th op an absorbed deviation; the rest deviate because their inputs do (no finding);
+* as in an msprobe training comparison, the first half of the ops runs forward and the second half
+  backward (``direction``), so every forward root cause explains every backward one
+  (``forward-explains-backward``: a product of the entries, kept as one group by the engine), and
+  every 97th op passes an argument that differs between the runs (``argument_mismatch``, which
+  explains every later root cause: ``training-cause-explains-downstream``).
 
 The causes are few and fixed, as in a real network, so the matches the rules ask for (findings and
 explanations) grow linearly with the ops; the engine must then too. The whole built-in rule pack runs
@@ -84,6 +89,10 @@ def make_facts(ops: int) -> list[dict[str, Any]]:
                         clean_streak=5, recovered_cosine=0.99995)
         if i in onsets:
             fact.update(overflow_enters=True, out_overflow=True, fp16_sensitive=True, op_type="Pow")
+        if i % 97 == 7:
+            fact.update(arg_differs=True, arg_tensor=f"MatMul_{i}.input.2", arg_name="transpose_b", arg_npu="True",
+                        arg_golden="False", args_differing=1)
+        fact["direction"] = "forward" if i < ops // 2 else "backward"
         facts.append(fact)
     return facts
 
@@ -109,9 +118,10 @@ def measure(ops: int, rules: list, priorities: dict[str, int], repeat: int) -> M
         start = time.perf_counter()
         result = run_rules(rules, facts)
         middle = time.perf_counter()
-        rank_findings(result.findings, result.explanations, priorities)
+        rank_findings(result.findings, result.explanations, priorities, result.groups)
         end = time.perf_counter()
-        run = Measurement(ops, len(facts), len(result.findings), len(result.explanations), middle - start, end - middle)
+        explanations = len(result.explanations) + sum(group.count() for group in result.groups)
+        run = Measurement(ops, len(facts), len(result.findings), explanations, middle - start, end - middle)
         if best is None or run.per_1k < best.per_1k:
             best = run
     assert best is not None

@@ -55,7 +55,7 @@ def run_case(rule: Rule, case: dict) -> CaseResult:
 def expectation_mismatch(rule: Rule, case: dict[str, Any], result: EngineResult) -> str | None:
     """The first thing the case states about the rule's findings or explanations that does not hold."""
     findings = [f for f in result.findings if f.rule == rule.id]
-    explanations = [(cause, symptom) for cause, symptom, by in result.explanations if by == rule.id]
+    explanations = [(cause, symptom) for cause, symptom, by in result.every_explanation() if by == rule.id]
     given = len(explanations) if rule.explain else len(findings)
     if "count" in case and given != case["count"]:
         what = "explanation(s)" if rule.explain else "finding(s)"

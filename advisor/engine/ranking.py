@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..diagnosis import SEVERITY_RANK, Finding
+from .explain import ExplanationGroup, GroupRanking
 
 # Root causes the network recovers from: they never lead over another root cause of the same
 # severity, wherever they are. A single-point deviation before an FP16 overflow that does not break
@@ -22,20 +25,26 @@ def rank_key(finding: Finding, priorities: dict[str, int]) -> tuple:
 
 
 def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, str]],
-                  priorities: dict[str, int]) -> tuple[Finding | None, list[Finding]]:
+                  priorities: dict[str, int],
+                  groups: Sequence[ExplanationGroup] = ()) -> tuple[Finding | None, list[Finding]]:
     """Return (root cause, findings in report order). Marks ``explained_by`` / ``explains``.
 
     A finding is explained when a finding ranked before it, itself unexplained, explains it; so
-    explanations never form cycles and each symptom hangs under the cause that leads."""
+    explanations never form cycles and each symptom hangs under the cause that leads. ``groups``
+    hold explanations too, as sets (engine/explain.py): the same result as their pairs, in time
+    linear in the findings."""
     ordered = sorted(findings, key=lambda f: rank_key(f, priorities))
     causes_of: dict[str, list[str]] = {}
     for cause, symptom, _rule in explanations:
         causes_of.setdefault(symptom, []).append(cause)
+    by_id = {f.id: f for f in ordered}
+    grouped = GroupRanking(list(groups), set(by_id))
+    explained_somehow = set(causes_of) | grouped.explained()
     # An expectation (an info finding that names no root cause and is explained by nothing, e.g.
     # "the build normalises this input itself") explains a finding of any severity: it says the
     # difference is intended, so it need not rank before what it explains.
-    expected = {f.id for f in ordered if f.severity == "info" and not f.root_cause and f.id not in causes_of}
-    by_id = {f.id: f for f in ordered}
+    expected = {f.id for f in ordered if f.severity == "info" and not f.root_cause and f.id not in explained_somehow}
+    grouped.expect(expected)
     position: dict[str, int] = {}           # active (unexplained) finding id -> its place among them
     active: list[Finding] = []
     for finding in ordered:
@@ -43,15 +52,19 @@ def rank_findings(findings: list[Finding], explanations: list[tuple[str, str, st
         finding.explains = []
     for finding in ordered:
         causes = [by_id[c] for c in causes_of.get(finding.id, ()) if c in by_id]
-        leading = [c for c in causes if c.id in position or c.id in expected]
-        if leading:
-            ranked = [c for c in leading if c.id in position]
-            cause = min(ranked, key=lambda c: position[c.id]) if ranked else leading[0]
+        ranked = [c for c in causes if c.id in position] + [by_id[c] for c in grouped.leading(finding.id)]
+        if ranked:
+            cause: Finding | None = min(ranked, key=lambda c: position[c.id])
+        else:
+            cause = next((c for c in causes if c.id in expected), None) or \
+                next((by_id[c] for c in grouped.fallback(finding.id)), None)
+        if cause is not None:
             finding.explained_by = cause.id
             cause.explains.append(finding.id)
         else:
             position[finding.id] = len(active)
             active.append(finding)
+            grouped.activate(finding.id)
     root = next((f for f in active if f.root_cause), None)
     explained = [f for f in ordered if f.explained_by is not None]
     explained.sort(key=lambda f: (position[f.explained_by], rank_key(f, priorities)))

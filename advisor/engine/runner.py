@@ -38,6 +38,7 @@ from ..errors import EngineError
 from ..facts.builder import clean_fact
 from ..templating import render_bounded
 from .conditions import split_joins
+from .explain import ExplainJoin, ExplanationGroup
 from .joins import IndexedJoin, Prefilter
 from .packs import Rule, template_env
 
@@ -165,6 +166,11 @@ class EngineResult:
     findings: list[Finding]
     explanations: list[tuple[str, str, str]] = field(default_factory=list)  # (cause id, symptom id, rule)
     fired: dict[str, int] = field(default_factory=dict)                      # rule id -> times
+    groups: list[ExplanationGroup] = field(default_factory=list)            # explanations as sets (explain.py)
+
+    def every_explanation(self) -> list[tuple[str, str, str]]:
+        """``explanations`` and the pairs of ``groups``, listed: for tests and small results only."""
+        return [*self.explanations, *(pair for group in self.groups for pair in group.pairs())]
 
 
 def _num(value: Any, digits: int = 6) -> str:
@@ -259,7 +265,7 @@ class Collector:
         if isinstance(confidence, str) and "{{" in confidence:
             # A confidence template (rule parameters in ``params``); rendering nothing means the rule's
             # own threshold (e.g. problem-node's min_confidence) is not met: no finding.
-            text = render_bounded(template_env.from_string(confidence), context).strip()
+            text = render_bounded(_template(confidence), context).strip()
             if not text:
                 return False
             confidence = float(text)
@@ -331,7 +337,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
         action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
             name = rule.id if n == 0 else f"{rule.id}#{n}"
-            if not alternative.guards:
+            if not alternative.guards and not _groups_explanations(rule, alternative):
                 definition[name] = {"all": alternative.all, "pri": rule.priority, "run": action}
                 for pattern in alternative.all:
                     for condition in pattern.values():
@@ -341,7 +347,10 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             patterns = [split_joins(alias, condition) for pattern in alternative.all
                         for alias, condition in pattern.items()]
             aliases = [alias for pattern in alternative.all for alias in pattern]
-            join = IndexedJoin(aliases, alternative.guards + [g for _, guards in patterns for g in guards])
+            guards = alternative.guards + [g for _, guards in patterns for g in guards]
+            grouped = ExplainJoin.fits(aliases, rule.explain, guards) if rule.explain else False
+            join = IndexedJoin(aliases, guards) if grouped is False else \
+                ExplainJoin(rule.explain["cause"], rule.explain["symptom"], grouped)
             joins.append((rule, join))
             for alias, (condition, _) in zip(aliases, patterns, strict=True):
                 prefilter.add(condition)
@@ -368,5 +377,20 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     finally:
         # Free the C-side ruleset: long-lived processes (batch workers, tests) run many rulesets.
         durable_rules_engine.delete_ruleset(host.get_ruleset(name)._handle)
+    groups = [join.group(rule.id) for rule, join in joins if isinstance(join, ExplainJoin)]
+    for group in groups:
+        if count := group.count():
+            collector.fired[group.rule] = collector.fired.get(group.rule, 0) + count
     return EngineResult(findings=list(collector.findings.values()), explanations=list(collector.explanations),
-                        fired=collector.fired)
+                        fired=collector.fired, groups=[g for g in groups if g.causes and g.symptoms])
+
+
+def _groups_explanations(rule: Rule, alternative: Any) -> bool:
+    """An explain rule whose symptom is joined to its cause by nothing or one ordering: its matches
+    are a product (or half of one), kept as a group (explain.py), never formed pair by pair."""
+    if not rule.explain:
+        return False
+    aliases = [alias for pattern in alternative.all for alias in pattern]
+    guards = [g for pattern in alternative.all for alias, condition in pattern.items()
+              for g in split_joins(alias, condition)[1]]
+    return ExplainJoin.fits(aliases, rule.explain, alternative.guards + guards) is not False

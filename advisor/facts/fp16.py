@@ -180,24 +180,34 @@ def _sensitive_names(buf: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.
     return out[np.cumsum(edges[:size], dtype=np.int8) > 0], owner[np.concatenate(([True], owner[1:] != owner[:-1]))]
 
 
-def keep_fp32_names(ops: pd.DataFrame, position: int, span: int) -> list[str]:
+FP32_WINDOW = ("op", "sensitive_golden", "out_overflow", "in_overflow", "fp16_sensitive")
+
+
+def fp32_window(ops: pd.DataFrame) -> list[np.ndarray]:
+    """The columns keep_fp32_names reads, as plain values, taken once for every onset it is asked
+    about: a slice of the frame per onset copies every column (9 ms an onset on 100k ops), and a
+    row of it (iterrows) makes every coded column's distinct texts into Python objects."""
+    return [ops[column].to_numpy(dtype=object) for column in FP32_WINDOW]
+
+
+def keep_fp32_names(ops: pd.DataFrame, position: int, span: int, window: list[np.ndarray] | None = None) -> list[str]:
     """What to keep in FP32 for an overflow starting at ``position``: the op itself and the
     FP16-sensitive ops after it whose outputs are still out of range (a LayerNorm's Pow overflows,
     then its ReduceMean, Sqrt and Div see inf), and the sensitive op that then reads the
     out-of-range values back in (a Softmax after logits past 65504: kept in FP16, its input would
     be cast back and saturate again). Golden op names where known, since keep-dtype lists name the
-    original model's ops. Only what the comparison shows overflowing, smallest set first."""
+    original model's ops. Only what the comparison shows overflowing, smallest set first.
+    ``window``: ``fp32_window(ops)``, when the caller asks about many onsets."""
     def keep(op: dict[str, Any]) -> None:
         golden = op["sensitive_golden"]
         names.extend(golden.split(",") if isinstance(golden, str) else [op["op"]])
 
-    # The window's few columns as plain values: a row of the whole frame (iterrows) would make every
-    # coded column's distinct texts into Python objects to find the row's common dtype.
-    window = ops.iloc[position: position + span]
-    columns = ("op", "sensitive_golden", "out_overflow", "in_overflow", "fp16_sensitive")
+    columns = window if window is not None else [ops[c].iloc[position: position + span].to_numpy(dtype=object)
+                                                 for c in FP32_WINDOW]
+    start = position if window is not None else 0
     names: list[str] = []
-    for offset, values in enumerate(zip(*(window[column].tolist() for column in columns), strict=True)):
-        op = dict(zip(columns, values, strict=True))
+    for offset, values in enumerate(zip(*(c[start: start + span] for c in columns), strict=True)):
+        op = dict(zip(FP32_WINDOW, values, strict=True))
         if offset and not op["out_overflow"]:
             if op["in_overflow"] and op["fp16_sensitive"]:
                 keep(op)
@@ -215,9 +225,10 @@ def summarise_overflow(network: dict[str, Any], ops: pd.DataFrame, *, span: int,
     independent = np.flatnonzero((ops["overflow_enters"] & ops["inputs_agree"]).to_numpy(dtype=bool))
     network["overflow_entries"] = len(independent)
     keep: dict[str, None] = {}
+    window = fp32_window(ops) if len(independent) > 1 else None
     for position in independent:
         if len(keep) >= most:
             break
-        keep.update(dict.fromkeys(keep_fp32_names(ops, int(position), span)))
+        keep.update(dict.fromkeys(keep_fp32_names(ops, int(position), span, window)))
     if keep:
         network["keep_fp32_all"] = ",".join(list(keep)[:most])

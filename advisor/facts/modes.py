@@ -30,17 +30,26 @@ def mark_mode_evidence(frame: pd.DataFrame, position: np.ndarray, role: pd.Categ
     wanted = np.flatnonzero(pd.notna(ops["mode_argument"].to_numpy()))
     codes = role.codes
     data_code, output_code = role.categories.get_loc("data"), role.categories.get_loc("output")
+    first_data = _first_row_per_op(position, codes == data_code, n)
+    first_output = _first_row_per_op(position, codes == output_code, n)
     for op in wanted:
-        rows = np.flatnonzero(position == op)
-        data = rows[codes[rows] == data_code]
-        output = rows[codes[rows] == output_code]
-        if not len(data) or not len(output):
+        data, output = first_data[op], first_output[op]
+        if data < 0 or output < 0:
             continue
-        npu_passes[op] = _passes(frame, "npu", data[0], output[0])
-        golden_passes[op] = _passes(frame, "golden", data[0], output[0])
+        npu_passes[op] = _passes(frame, "npu", data, output)
+        golden_passes[op] = _passes(frame, "golden", data, output)
     ops["mode_npu_passes"] = pd.array(npu_passes, dtype="boolean")
     ops["mode_golden_passes"] = pd.array(golden_passes, dtype="boolean")
     ops["mode_differs"] = (ops["mode_npu_passes"] != ops["mode_golden_passes"]).fillna(False).to_numpy(dtype=bool)
+
+
+def _first_row_per_op(position: np.ndarray, where: np.ndarray, ops: int) -> np.ndarray:
+    """Per op position, its first row where ``where`` holds (-1: none): one pass, not one per op."""
+    rows = np.flatnonzero(where & (position >= 0))
+    first = np.full(ops, -1, dtype=np.int64)
+    found, at = np.unique(position[rows], return_index=True)   # the rows are in order: the first of each
+    first[found] = rows[at]
+    return first
 
 
 def _passes(frame: pd.DataFrame, side: str, data: int, output: int) -> bool | None:

@@ -131,10 +131,14 @@ def unconsumed_outputs(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFram
     key = frame.loc[:, list(FLOW_KEY)]
     position = np.arange(len(frame))
     produced = key[outputs].assign(at=position[outputs])
-    taken = key[inputs].assign(taken_at=position[inputs])
-    matched = produced.merge(taken, on=list(FLOW_KEY), how="left")
-    later = (matched["taken_at"] > matched["at"]).groupby(matched["at"]).any()
-    free_rows = later.index.to_numpy()[~later.to_numpy(dtype=bool)]
+    # An output is taken later when the last input of the same statistics comes after it: one row
+    # per distinct statistics, so a value many calls produce and take (a mask, zeros, the same
+    # tensor in every layer) is not joined pair by pair.
+    last_taken = key[inputs].assign(taken_at=position[inputs]).groupby(list(FLOW_KEY), dropna=False,
+                                                                        sort=False)["taken_at"].max()
+    matched = produced.merge(last_taken.reset_index(), on=list(FLOW_KEY), how="left")
+    later = (matched["taken_at"] > matched["at"]).to_numpy(dtype=bool)
+    free_rows = np.sort(matched["at"].to_numpy()[~later])
     # A training step's other outputs: the gradients of its parameters, which the update uses.
     free_rows = np.union1d(free_rows, np.flatnonzero(rows["param_grad"].to_numpy(dtype=bool)))
     op_index = frame["op_index"].to_numpy(dtype=np.float64, na_value=np.nan)[free_rows]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .clean import clean_fact
-from .fp16 import keep_fp32_names
+from .fp16 import fp32_window, keep_fp32_names
 from .ops import TOOL_FLAGS
 from .schema import FACT_FIELDS
 from .training import TRAINING_OP_FIELDS, decorate_op_fact
@@ -84,10 +84,11 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
         network["op_facts_left_out"] = 0
     network["op_facts"] = len(chosen)
     facts = []
+    window = fp32_window(ops) if chosen["overflow_enters"].sum() > 1 else None
     for index, op in zip(chosen.index, chosen[fields].to_dict("records"), strict=True):
         fact = {"id": f"op:{index}", "fact": "op", "index": int(index), **op}
         if op["overflow_enters"]:
-            fact["keep_fp32"] = ",".join(keep_fp32_names(ops, int(op["position"]), keep_span))
+            fact["keep_fp32"] = ",".join(keep_fp32_names(ops, int(op["position"]), keep_span, window))
         fact["output_deviates"] = network["output_deviates"]
         decorate_op_fact(fact, network)
         facts.append(clean_fact(fact))

@@ -159,6 +159,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     rel = rows["state_rel"].to_numpy()
     stat = rows["state_stat"].to_numpy()
     role = _ObjectsAt(rows["role"])
+    per_op = np.bincount(position[state], minlength=len(ops))
     for at in _worst_per_op(state, position, rel):
         p = position[at]
         statistic = STATISTICS[stat[at]] if stat[at] >= 0 else "md5"
@@ -167,7 +168,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
         _set(ops, p, param_differs=True, param_tensor=tensor_ids[at], param_name=label(at), param_role=role[at],
              param_stat=statistic, param_npu=npu, param_golden=golden,
              param_rel_diff=rel[at] if np.isfinite(rel[at]) else None,
-             params_differing=int((position[state] == p).sum()))
+             params_differing=int(per_op[p]))
     ops["param_first"] = False
     if len(state):
         ops.iloc[int(position[state].min()), ops.columns.get_loc("param_first")] = True
@@ -176,6 +177,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     ops["arg_differs"] = False
     if len(args):
         npu_values, golden_values = argument_values(frame, args)
+        per_op = np.bincount(position[args], minlength=len(ops))
         seen: set[int] = set()
         for at, npu, golden in zip(args, npu_values, golden_values, strict=True):
             if position[at] in seen:
@@ -183,7 +185,7 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
             seen.add(position[at])
             _set(ops, position[at], arg_differs=True, arg_tensor=tensor_ids[at], arg_name=label(at),
                  arg_npu=_text(npu), arg_golden=_text(golden),
-                 args_differing=int((position[args] == position[at]).sum()))
+                 args_differing=int(per_op[position[at]]))
     # MD5 / CRC mode: the first op (execution order) whose data, output or gradient bits differ.
     bits = np.flatnonzero(rows["bits_differ"].to_numpy(dtype=bool) & rows["aggregated"].to_numpy(dtype=bool)
                           & in_ops)

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,38 +33,101 @@ NO_VALUE: frozenset[str] = frozenset({
 })
 
 
-def read_text_cells(path: Path, encoding: str, sep: str = ",") -> tuple[pd.DataFrame, np.ndarray]:
+def read_text_cells(path: Path, encoding: str, sep: str = ",",
+                    unused: frozenset[str] = frozenset()) -> tuple[pd.DataFrame, np.ndarray]:
     """Every cell as text (NA where empty), header names stripped, blank rows dropped; and the
-    1-based physical line of each row (the header is line 1; quoted newlines are counted)."""
+    1-based physical line of each row (the header is line 1; quoted newlines are counted).
+    ``unused``: headers the caller ignores (msprobe's stack texts): left out of the frame, and
+    never made into strings when pyarrow reads the file."""
     names = header_names(read_header(path, encoding, sep))
     check_first_row(path, encoding, len(names), sep)
+    read = _arrow_text_cells(path, encoding, sep, names, unused)
+    if read is None:
+        raw = _pandas_text_cells(path, encoding, sep, names)
+        newlines = _newlines_per_row(raw) if physical_line_count(path) != 1 + len(raw) else None
+        filled = raw.notna().any(axis=1).to_numpy()
+        raw = raw.drop(columns=[name for name in names if name in unused])
+    else:
+        raw, newlines, filled = read
+    lines = np.arange(2, 2 + len(raw), dtype=np.int64)
+    if newlines is not None and newlines.any():  # some quoted cell holds a newline
+        lines[1:] += np.cumsum(newlines)[:-1]
+    if not filled.all():
+        raw, lines = raw.loc[filled].reset_index(drop=True), lines[filled]
+    if raw.empty:
+        raise InputFormatError("no rows: the file has a header but no comparison rows", path=path)
+    check_last_row_complete(path, encoding, len(names), int(lines[-1]), sep=sep)
+    return raw, lines
+
+
+def _pandas_text_cells(path: Path, encoding: str, sep: str, names: list[str]) -> pd.DataFrame:
     try:
         # No usecols: with it the C parser silently drops the extra fields of a too-long row.
         with strict_parser(path):
-            raw = pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, names=names, dtype=str,
-                              keep_default_na=False, na_values=[""], index_col=False,
-                              skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
+            return pd.read_csv(path, encoding=encoding, sep=sep, engine="c", header=0, names=names, dtype=str,
+                               keep_default_na=False, na_values=[""], index_col=False,
+                               skip_blank_lines=False)  # keeps row i on line i + 2 until newlines count
     except UnicodeDecodeError:
         raise  # read_comparison retries as GBK
     except pd.errors.EmptyDataError:
         raise InputFormatError("no rows: the file has a header but no comparison rows", path=path) from None
     except pd.errors.ParserError as err:
         raise parser_error(err, path) from None
-    lines = np.arange(2, 2 + len(raw), dtype=np.int64)
-    if physical_line_count(path) != 1 + len(raw):  # some quoted cell holds a newline
-        newlines = np.zeros(len(raw), dtype=np.int64)
-        for name in raw.columns:
-            column = raw[name]
-            if column.str.contains("\n", regex=False, na=False).any():
-                newlines += column.str.count("\n").fillna(0).to_numpy(np.int64)
-        lines[1:] += np.cumsum(newlines)[:-1]
-    blank = raw.isna().all(axis=1).to_numpy()
-    if blank.any():
-        raw, lines = raw.loc[~blank].reset_index(drop=True), lines[~blank]
-    if raw.empty:
-        raise InputFormatError("no rows: the file has a header but no comparison rows", path=path)
-    check_last_row_complete(path, encoding, len(raw.columns), int(lines[-1]), sep=sep)
-    return raw, lines
+
+
+def _newlines_per_row(raw: pd.DataFrame) -> np.ndarray:
+    newlines = np.zeros(len(raw), dtype=np.int64)
+    for name in raw.columns:
+        column = raw[name]
+        if column.str.contains("\n", regex=False, na=False).any():
+            newlines += column.str.count("\n").fillna(0).to_numpy(np.int64)
+    return newlines
+
+
+def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
+                      unused: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
+    """The cells as ``pd.read_csv(..., dtype=str, na_values=[""])`` gives them (Arrow strings, NA where
+    empty), parsed by pyarrow block by block (pandas' C parser makes every cell a string object
+    first, four times the time of its numeric read on a million msprobe rows); the ``unused``
+    columns of each block are dropped once its newlines and empty cells are counted, so their text
+    (msprobe's stack column: 40 % of a summary CSV) is never held whole. Also per row: the newlines
+    in its cells, whether any cell is filled. None when pyarrow refuses the file (a row of the
+    wrong length, a blank line, bytes that are not UTF-8...): pandas then reads it and says what is
+    wrong, as before."""
+    if encoding not in ("utf-8", "utf-8-sig"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    kept = [name for name in names if name not in unused]
+    batches, newlines, filled = [], [], []
+    try:
+        reader = pcsv.open_csv(
+            path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=16 << 20),
+            parse_options=pcsv.ParseOptions(delimiter=sep, newlines_in_values=True, ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(column_types={name: pa.large_string() for name in names},
+                                                null_values=[""], strings_can_be_null=True,
+                                                quoted_strings_can_be_null=True))
+        for batch in reader:
+            count = np.zeros(batch.num_rows, dtype=np.int64)
+            any_cell = np.zeros(batch.num_rows, dtype=bool)
+            for column in batch.columns:
+                any_cell |= column.is_valid().to_numpy(zero_copy_only=False)
+                if pc.any(pc.match_substring(column, "\n")).as_py():
+                    count += pc.count_substring(column, "\n").fill_null(0).to_numpy(zero_copy_only=False)
+            newlines.append(count)
+            filled.append(any_cell)
+            batches.append(pa.record_batch([batch.column(name) for name in kept], names=kept))
+    except (pa.ArrowException, OSError):
+        return None
+    table = pa.Table.from_batches(batches, schema=pa.schema([(name, pa.large_string()) for name in kept]))
+    dtype = pd.StringDtype("pyarrow", na_value=np.nan)    # what read_csv's dtype=str gives
+    frame = pd.DataFrame({name: pd.arrays.ArrowStringArray(table.column(name), dtype=dtype) for name in kept},
+                         copy=False)
+    empty = np.zeros(0, dtype=np.int64)
+    return frame, np.concatenate(newlines) if newlines else empty, \
+        np.concatenate(filled) if filled else empty.astype(bool)
 
 
 # A comparison has a few dozen columns; a header of thousands is not one, and every later step is
@@ -163,10 +227,33 @@ def physical_line_count(path: Path) -> int:
 
 def map_distinct(values: pd.Series, function: Callable[[str], str | None]) -> pd.Series:
     """``function`` applied once per distinct value (NA stays NA), as pandas strings: a column
-    of dtypes, shapes or verdicts holds a handful of distinct values over a million rows."""
+    of dtypes, shapes or verdicts holds a handful of distinct values over a million rows. A column
+    read as Arrow strings is encoded and spread by Arrow, without a Python string per row."""
+    arrow = arrow_strings(values)
+    if arrow is not None:
+        import pyarrow as pa
+
+        encoded = arrow.dictionary_encode()
+        mapped = pa.array([function(u) for u in encoded.dictionary.to_pylist()], type=pa.large_string())
+        return pd.Series(pd.arrays.ArrowStringArray(mapped.take(encoded.indices)), index=values.index,
+                         dtype="string", copy=False)
     codes, uniques = pd.factorize(values.to_numpy(dtype=object, na_value=None))
     mapped = np.array([function(str(u)) for u in uniques] + [None], dtype=object)
     return pd.Series(mapped[codes], index=values.index, dtype="string")
+
+
+def arrow_strings(values: pd.Series) -> Any:
+    """The column as one Arrow string array when pandas holds it in Arrow (what ``read_csv`` gives
+    with pyarrow installed), else None."""
+    dtype = values.dtype
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+
+    arrow = pa.array(values.array)
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    return arrow.cast(pa.large_string()) if arrow.type != pa.large_string() else arrow
 
 
 def text_column(cells: pd.Series, no_value: Iterable[str] = ("",)) -> pd.Series:
@@ -196,8 +283,8 @@ def numbers_and_words(cells: pd.Series, *, percent: bool = False,
                       no_value: frozenset[str] = NO_VALUE) -> tuple[np.ndarray, pd.Series | None]:
     """As ``numbers``, but a cell that is no number is NaN and returned, stripped, among the words
     (a string Series, NA elsewhere; None when there are none)."""
-    # Fast path: the C parser takes every plain number; only what it leaves as NaN is looked at.
-    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    # Fast path: every plain number parsed at once; only what it leaves as NaN is looked at.
+    values = _plain_numbers(cells)
     unsure = np.flatnonzero(np.isnan(values) & cells.notna().to_numpy(dtype=bool))
     if not unsure.size:
         return values, None
@@ -216,6 +303,25 @@ def numbers_and_words(cells: pd.Series, *, percent: bool = False,
     words = pd.Series(pd.NA, index=cells.index, dtype="string")
     words.iloc[unsure[bad]] = text_column(cells.iloc[unsure[bad]], ()).to_numpy()
     return values, words
+
+
+# A decimal number as a tool prints it: what Arrow's cast and pandas' to_numeric read alike (to the
+# bit: checked on 400k numbers of every printed form, tests/ingest/test_csv_cells.py). Anything else
+# (inf, words, spaces, percentages) takes the slow path below, as before.
+PLAIN_NUMBER = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+
+
+def _plain_numbers(cells: pd.Series) -> np.ndarray:
+    """float64 of the cells that are plain numbers, NaN elsewhere (a fresh, writable array)."""
+    arrow = arrow_strings(cells)
+    if arrow is None:
+        return pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain = pc.match_substring_regex(arrow, PLAIN_NUMBER)
+    numbers = pc.cast(pc.if_else(plain, arrow, None), pa.float64())
+    return np.array(numbers.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def parser_error(err: pd.errors.ParserError, path: Path) -> InputFormatError:

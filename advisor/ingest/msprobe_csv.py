@@ -133,7 +133,7 @@ class MsprobeReader:
         return not self.markers or bool(fields & self.markers)
 
     def read(self, path: Path, encoding: str) -> ComparisonTable:
-        cells, lines = read_text_cells(path, encoding)
+        cells, lines = read_text_cells(path, encoding, unused=NOT_KEPT - SUMMARY_MARKERS)  # the layout needs those
         return self.read_cells(cells, lines, path)
 
     def read_cells(self, cells: pd.DataFrame, lines: np.ndarray, path: Path) -> ComparisonTable:

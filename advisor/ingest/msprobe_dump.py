@@ -31,6 +31,7 @@ the bench's for a bench-only row; the tensor's own line in a .pkl text dump).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,9 +161,16 @@ def _tensors(path: Path, call: str, prefix: str, io: str, value: Any, arg: str) 
     """The tensors in one argument, list or dict (nested), with their msprobe names."""
     if isinstance(value, dict) and "dtype" in value and "shape" in value:
         name = f"{prefix}.{arg}" if arg else prefix
-        stats = [_stat(path, name, value, key) for key in STAT_KEYS]
+        high, low, mean, norm = value.get("Max"), value.get("Min"), value.get("Mean"), value.get("Norm")
+        if type(high) is float and type(low) is float and type(mean) is float and type(norm) is float:
+            # the usual tensor, four plain floats: what the general path below gives, without its calls
+            stats = [high, low, mean, norm]
+            nonfinite = not (math.isfinite(high) and math.isfinite(low))
+        else:
+            stats = [_stat(path, name, value, key) for key in STAT_KEYS]
+            nonfinite = _nonfinite_extrema(high, low)
         yield (call, name, io, arg or None, str(value["dtype"]), _shape_text(value["shape"]), *stats, _md5(value),
-               _nonfinite_extrema(value.get("Max"), value.get("Min")), None)
+               nonfinite, None)
     elif isinstance(value, dict) and "type" in value and "value" in value:
         if value["value"] is not None:
             yield _argument(call, f"{prefix}.{arg}" if arg else prefix, io, arg, value)
@@ -282,8 +290,9 @@ def _paired_tensors(pairs: list[CallPair], target: pd.DataFrame, bench: pd.DataF
     b["key"] = bench["io"].fillna("") + "|" + bench["arg"].fillna("")
     rows = t.drop(columns="t_call").merge(b.drop(columns="b_call"), on=["op_index", "key"], how="outer", sort=False)
     rows = rows.sort_values(["op_index", "t_pos", "b_pos"], na_position="last", kind="stable", ignore_index=True)
-    rows["t_call"] = rows["op_index"].map(lambda i: pairs[i].target)
-    rows["b_call"] = rows["op_index"].map(lambda i: pairs[i].bench)
+    at = rows["op_index"].to_numpy(dtype=np.int64)
+    rows["t_call"] = np.array([p.target for p in pairs], dtype=object)[at]
+    rows["b_call"] = np.array([p.bench for p in pairs], dtype=object)[at]
     return rows
 
 
@@ -293,8 +302,9 @@ def _canonical_frame(rows: pd.DataFrame) -> pd.DataFrame:
     has_b = rows["b_tensor_id"].notna().to_numpy(dtype=bool)
     t_call = rows["t_call"].astype("string")
     b_call = rows["b_call"].astype("string")
-    target_names = split_tensor_names(rows["t_tensor_id"])
-    bench_names = split_tensor_names(rows["b_tensor_id"])
+    # one pass over both sides: a paired tensor has the same name twice
+    both_names = split_tensor_names(pd.concat([rows["t_tensor_id"], rows["b_tensor_id"]], ignore_index=True))
+    target_names, bench_names = both_names.iloc[:n].reset_index(drop=True), both_names.iloc[n:].reset_index(drop=True)
     names = target_names.where(pd.Series(has_t), bench_names, axis=0)
     # a tensor name no pattern splits still has its call's API and direction
     call_parts = split_call_names(t_call.where(pd.Series(has_t), b_call))

@@ -26,7 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+
+from advisor.ingest.csv_cells import arrow_strings
 
 IO_WORDS = {"input": "input", "kwargs": "input", "output": "output", "parameters": "parameter",
             "parameters_grad": "parameter_grad"}
@@ -69,7 +72,7 @@ def parse_call(call: str) -> CallParts | None:
 
 def split_call_names(calls: pd.Series) -> pd.DataFrame:
     """Columns ``direction, op_type, counter, kind`` for a column of call names."""
-    codes, uniques = pd.factorize(calls.to_numpy(dtype=object, na_value=None))
+    codes, uniques = _distinct(calls)
     parts = [parse_call(str(u)) for u in uniques]
     table = pd.DataFrame({
         "direction": [p.direction if p else None for p in parts] + [None],
@@ -77,12 +80,12 @@ def split_call_names(calls: pd.Series) -> pd.DataFrame:
         "counter": [p.counter if p else None for p in parts] + [None],
         "kind": [p.kind if p else None for p in parts] + [None],
     })
-    return _typed(table.take(codes).reset_index(drop=True), calls.index)  # code -1 (NA) takes the last row
+    return _typed_rows(table, codes, calls.index)  # code -1 (NA) takes the last row
 
 
 def split_tensor_names(names: pd.Series) -> pd.DataFrame:
     """Columns ``call, io, arg, slot, direction, op_type, counter`` for a column of tensor names."""
-    codes, uniques = pd.factorize(names.to_numpy(dtype=object, na_value=None))
+    codes, uniques = _distinct(names)
     rows = [_tensor_parts(str(u)) for u in uniques]
     table = pd.DataFrame(rows + [(None,) * 6], columns=["call", "io", "arg", "slot", "direction", "op_type"])
     calls = split_call_names(table["call"])
@@ -90,7 +93,19 @@ def split_tensor_names(names: pd.Series) -> pd.DataFrame:
     # a parameters_grad tensor's call is its module: direction and op_type are already set
     table["direction"] = table["direction"].fillna(calls["direction"])
     table["op_type"] = table["op_type"].fillna(calls["op_type"])
-    return _typed(table.take(codes).reset_index(drop=True), names.index)
+    return _typed_rows(table, codes, names.index)
+
+
+def _distinct(values: pd.Series) -> tuple[np.ndarray, list]:
+    """``pd.factorize`` of a text column: per row a code (-1: NA) into the distinct texts. A column
+    held in Arrow is encoded by Arrow, without a Python string per row (only per distinct text)."""
+    arrow = arrow_strings(values)
+    if arrow is None:
+        codes, uniques = pd.factorize(values.to_numpy(dtype=object, na_value=None))
+        return codes, list(uniques)
+    encoded = arrow.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return codes, encoded.dictionary.to_pylist()
 
 
 def _tensor_parts(name: str) -> tuple[object, ...]:
@@ -109,13 +124,15 @@ def _tensor_parts(name: str) -> tuple[object, ...]:
     return (None,) * 6
 
 
-def _typed(table: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
-    table.index = index
+def _typed_rows(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> pd.DataFrame:
+    """Row ``codes[i]`` of ``table`` (its last row, all NA, for code -1) for each i, typed: ``slot`` and
+    ``counter`` Int64, the rest strings. Typed once per distinct row, then taken by code."""
+    at = np.where(codes < 0, len(table) - 1, codes)
+    columns = {}
     for name in table.columns:
         if name in ("slot", "counter"):
-            values = pd.to_numeric(table[name])
-            table[name] = values.astype("Int64")
+            typed = pd.to_numeric(table[name]).astype("Int64")
         else:
-            table[name] = table[name].astype("string")
-    return table
-
+            typed = table[name].astype("string")
+        columns[name] = typed.array.take(at)
+    return pd.DataFrame(columns, index=index, copy=False)

@@ -15,9 +15,11 @@ def test_the_synthetic_network_has_entries_overflows_and_explained_symptoms():
     kinds = Counter(f.kind for f in result.findings)
     assert kinds["input_mismatch"] == 1 and kinds["fp16_overflow"] == OVERFLOW_ONSETS
     assert kinds["problem_node"] > 80 and Counter(f.rule for f in result.findings)["absorbed-deviation"] > 0
-    rules = Counter(rule for _, _, rule in result.explanations)
-    assert {"input-mismatch-explains-downstream", "overflow-explains-inherited",
-            "specific-cause-explains-problem-node"} <= set(rules)
+    rules = Counter(rule for _, _, rule in result.every_explanation())
+    assert {"input-mismatch-explains-downstream", "overflow-explains-inherited", "specific-cause-explains-problem-node",
+            "forward-explains-backward", "training-cause-explains-downstream"} <= set(rules)
+    assert kinds["argument_mismatch"] > 0
+    assert {g.rule for g in result.groups} >= {"forward-explains-backward", "training-cause-explains-downstream"}
 
 
 def test_the_budget_line_passes_or_fails_the_run(capsys):

@@ -37,7 +37,7 @@ def signature(result: EngineResult, evidence: bool = True) -> tuple:
     findings = sorted((f.id, f.rule, f.kind, f.op, f.index, f.severity, f.root_cause) + (
         (f.confidence, tuple(sorted(f.evidence.items())), tuple(sorted(f.values.items()))) if evidence else ())
         for f in result.findings)
-    return findings, sorted(result.explanations), sorted(rule for rule, times in result.fired.items() if times)
+    return findings, sorted(result.every_explanation()), sorted(rule for rule, times in result.fired.items() if times)
 
 
 @pytest.mark.parametrize(("rule", "case"), CASES, ids=[f"{r.id}:{c['name']}" for r, c in CASES])

@@ -93,7 +93,7 @@ def test_alternatives_next_to_a_join_reference_all_match(tmp_path):
              {"fact": "finding", "id": "p@12", "kind": "problem_node", "index": 12, "root_cause": True},
              {"fact": "finding", "id": "s@12", "kind": "single_point_deviation", "index": 12, "root_cause": True},
              {"fact": "finding", "id": "p@30", "kind": "problem_node", "index": 30, "root_cause": True}]
-    explained = sorted(symptom for cause, symptom, _ in run_rules([rule], facts).explanations)
+    explained = sorted(symptom for cause, symptom, _ in run_rules([rule], facts).every_explanation())
     assert explained == ["p@12", "s@12"]
 
 

@@ -52,7 +52,7 @@ def diagnose(directory: Path, csv: Path | None = None, config: dict | None | boo
         config = config_facts(directory / "build.json")[0] if (directory / "build.json").is_file() else None
     evidence = evidence_facts(directory / "golden", directory / "target", table, facts.network, config or None)
     result = run_rules(RULES, facts.all_facts() + evidence + ([config] if config else []))
-    root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES)
+    root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES, result.groups)
     return Diagnosed(root, ordered, evidence)
 
 
@@ -265,7 +265,7 @@ def diagnose_rows(directory: Path, config: dict | None = None) -> Diagnosed:
     """The comparison CSV alone (no dumps), optionally with the build config."""
     facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds())
     result = run_rules(RULES, facts.all_facts() + ([config] if config else []))
-    root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES)
+    root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES, result.groups)
     return Diagnosed(root, ordered, [])
 
 
@@ -338,7 +338,7 @@ def test_the_same_raw_input_without_the_inserted_op_stays_an_input_mismatch(tmp_
     table = read_comparison(tmp_path / csv.name)
     facts = build_facts(table, load_thresholds())
     result = run_rules(RULES, facts.all_facts())
-    root, _ = rank_findings(result.findings, result.explanations, PRIORITIES)
+    root, _ = rank_findings(result.findings, result.explanations, PRIORITIES, result.groups)
     assert root.kind == "input_mismatch"
 
 

@@ -22,7 +22,8 @@ LAYER = {"fact": "layer", "id": "layer:87", "index": 87, "op": "MatMul_97", "op_
 
 def _conclude(facts: list[dict]):
     result = run_rules(RULES, facts)
-    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in RULES})
+    root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in RULES},
+                                    result.groups)
     remedy, _ = remedy_for(root, ordered)
     return root, ordered, remedy
 

@@ -1,0 +1,73 @@
+"""Number and text cells read column-wise by Arrow give what pandas gives cell by cell: the same
+float64 bits for every printed form of a number, the same words, the same NA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from msprobe_samples import CURRENT_HEADER, CURRENT_ROWS
+
+from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers_and_words, read_text_cells, text_column
+
+REALTOOL = Path(__file__).resolve().parents[1] / "data" / "realtool"
+
+
+def printed_numbers(count: int, seed: int = 0) -> list[str]:
+    """Numbers as tools print them: repr, %.17g, %.6g, long fixed, %e, %E, over 60 decades."""
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal(count) * 10.0 ** rng.integers(-30, 30, count)
+    forms = ("{!r}", "{:.17g}", "{:.6g}", "{:.25f}", "{:.3e}", "{:.12E}")
+    texts = [forms[i % len(forms)].format(float(v)) for i, v in enumerate(values)]
+    return texts + ["0", "-0", "119", "007", "1.", ".5", "-.5e3", "1e308", "1e309", "4.9e-324",
+                    "2.2250738585072011e-308", "123456789012345678901234567890"]
+
+
+def test_plain_numbers_parse_to_the_same_bits_as_pandas():
+    texts = printed_numbers(60_000)
+    arrow = pd.Series(texts, dtype="string[pyarrow]")
+    values, words = numbers_and_words(arrow)
+    expected = pd.to_numeric(pd.Series(texts, dtype=object)).to_numpy(dtype=np.float64)
+    assert words is None
+    assert np.array_equal(values.view(np.int64), expected.view(np.int64))
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_words_percentages_and_na_read_alike_in_either_storage(storage):
+    cells = pd.Series(["1.5", " 2 ", "inf", "-inf", "Nan", "N/A", None, "4460.48%", "unsupported", "True", "mean",
+                       "shape unmatched", "1e-05"], dtype=f"string[{storage}]")
+    values, words = numbers_and_words(cells, percent=True, no_value=NO_VALUE)
+    assert np.array_equal(values, [1.5, 2.0, np.inf, -np.inf, np.nan, np.nan, np.nan, 44.6048, np.nan, np.nan,
+                                   np.nan, np.nan, 1e-05], equal_nan=True)
+    assert words.dropna().tolist() == ["True", "mean"]
+
+
+def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
+    path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    assert frame["NPU Dtype"].dtype.storage == "pyarrow"
+    for header in ("NPU Name", "NPU Dtype", "NPU Tensor Shape", "Result"):
+        arrow = text_column(frame[header], NO_VALUE)
+        python = text_column(frame[header].astype("string[python]"), NO_VALUE)
+        pd.testing.assert_series_equal(arrow, python)
+        assert arrow.dtype == "string"
+    lowered = map_distinct(frame["NPU max"], str.lower)
+    assert lowered.isna().equals(frame["NPU max"].isna())
+
+
+# msprobe's stack texts, which the reader never uses; the sample's first stack spans two lines.
+UNUSED = frozenset({"NPU_Stack_Info", "Requires_grad Consistent"})
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "gbk"])  # pyarrow reads UTF-8; pandas reads the rest
+def test_unused_columns_are_left_out_yet_their_newlines_and_cells_still_count(write_result, encoding):
+    rows = [*CURRENT_ROWS, "", ",,,,,,,,,,,,,,,,,,,,,,,,,\"['stack only']\""]  # a row that only has a stack
+    path = write_result(CURRENT_HEADER, rows, encoding=encoding)
+    everything, lines = read_text_cells(path, encoding)
+    kept, kept_lines = read_text_cells(path, encoding, unused=UNUSED)
+    assert not UNUSED & set(kept.columns)
+    pd.testing.assert_frame_equal(kept, everything.drop(columns=sorted(UNUSED)))
+    assert list(kept_lines) == list(lines) == [2, 4, 5, 7, 9, 11]
+    assert kept["NPU Name"].isna().tolist() == [False] * 5 + [True]
