@@ -79,6 +79,10 @@ class OpPoint:
     op: str
     cosine: float | None
     error: float | None           # the secondary metric named in Series.error_metric
+    # The metrics of a layout without cosine (Series.metrics: msprobe statistics' relative errors of
+    # max/min/mean/norm; checksum mode's differing tensors), and the call's direction (forward/backward).
+    values: dict[str, float | None] = field(default_factory=dict)
+    direction: str | None = None
 
 
 @dataclass
@@ -97,6 +101,7 @@ class KeyOp:
     deviates: bool
     overflow: bool
     source_line: int | None             # first line of the op's rows in the comparison
+    values: dict[str, float | None] = field(default_factory=dict)   # the layout's own metrics (Series.metrics)
 
 
 @dataclass
@@ -108,6 +113,13 @@ class Series:
     cosine_threshold: float
     error_threshold: float | None
     total_ops: int                      # ops before downsampling
+    # What the comparison's layout measures (advisor/report/layout.py): "tensor" (cosine and errors per
+    # tensor), "statistics" (msprobe summary mode, dump.json pairs: OpPoint.values holds the relative
+    # error of each statistic) or "checksum" (MD5 mode: OpPoint.values holds the differing checksums).
+    layout: str = "tensor"
+    metrics: tuple[str, ...] = ()       # the keys of OpPoint.values, in the order they are drawn
+    metric_threshold: float | None = None   # the dtype's limit on the norm's relative error (statistics)
+    checksums: tuple[int, int] | None = None   # checksum mode: (tensors compared, tensors differing)
 
 
 @dataclass

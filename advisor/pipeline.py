@@ -25,6 +25,7 @@ from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
 from .report.key_ops import key_ops, op_types_of
+from .report.layout import op_metrics
 from .report.neighbourhood import root_neighbourhood
 from .report.series import op_series
 
@@ -137,6 +138,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         (root, ordered, remedy), verification = verify_run(VerifyInputs(
             options.graph, graph, dumps, table, facts, thresholds, build[1] if build else None,
             {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion}), (root, ordered, remedy), conclude)
+    per_op = op_metrics(table)
     vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
                          root.index if root else None)
     if vendor:
@@ -161,7 +163,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                    "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
                    "severity": dict(options.severity),
                    "settings": str(options.settings) if options.settings else None},
-        series=op_series(facts, thresholds),
+        series=op_series(facts, thresholds, per_op),
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
@@ -169,7 +171,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
-        key_ops=key_ops(facts, root.index if root is not None else None),
+        key_ops=key_ops(facts, root.index if root is not None else None, per_op),
         advice_pages=dict(registry.advice.inline),
         verification=verification,
     )

@@ -10,6 +10,7 @@ import textwrap
 from ..errors import AdvisorError, UsageError
 from ..graph import read_graph
 from ..ingest import read_comparison
+from ..ingest.table import STAT_DIFF_COLUMNS
 from ..inputfiles import input_path
 from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
 from ..inspect.node import NodeReport, inspect_node
@@ -71,7 +72,8 @@ def node_text(report: NodeReport, *, colour: bool = False, width: int | None = N
             lines.append(f"  ... {len(report.attributes) - 30} more (see --json)")
     if report.tensors:
         metrics = [m for m in ("cosine", "relative_euclidean_distance", "max_abs_error", "mean_relative_error",
-                               "kl_divergence") if any(m in t.metrics for t in report.tensors)]
+                               "kl_divergence", *STAT_DIFF_COLUMNS, "checksum_differs")
+                   if any(m in t.metrics for t in report.tensors)]
         headers = ["tensor", "dtype", "shape", "ovf", *(SHORT_NAMES.get(m, m) for m in metrics)]
         rows, tints = [], []
         for t in report.tensors:

@@ -9,7 +9,7 @@ from ..errors import UsageError
 from ..graph import read_graph
 from ..ingest import read_comparison
 from ..inputfiles import input_path
-from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
+from ..inspect.common import SHORT_NAMES, fmt, jsonable, parse_threshold, render_table, use_colour
 from ..inspect.ops import OpSummary, list_ops
 from . import command_help
 
@@ -50,8 +50,24 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = None) -> str:
+    """The ops as a table with the metrics the comparison has: cosine and errors per tensor, or the
+    relative error of each statistic (msprobe's summary mode), or whether the checksums differ."""
     if not ops:
         return "no op matches"
+    metrics = list(ops[0].outputs)
+    if "cosine" in metrics or not metrics:
+        return _tensor_ops_text(ops, colour=colour, width=width)
+    headers = ["#", "type", "name", *(f"out {SHORT_NAMES.get(m, m)}" for m in metrics)]
+    rows, tints = [], []
+    for op in ops:
+        rows.append([fmt(op.index), op.op_type, op.name, *(fmt(op.outputs.get(m)) for m in metrics)])
+        bad = op.overflow or any(op.outputs.get(m, 0.0) > 0 for m in metrics if m == "checksum_differs")
+        tints.append([None, None, "red" if bad else None, *([None] * len(metrics))])
+    table = render_table(headers, rows, width=width, shrink=(2,), colours=tints, colour=colour)
+    return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
+
+
+def _tensor_ops_text(ops: list[OpSummary], *, colour: bool, width: int | None) -> str:
     headers = ["#", "type", "name", "fused from", "in cos", "out cos", "out red", "out max_abs"]
     rows, tints = [], []
     for op in ops:
@@ -64,4 +80,3 @@ def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = 
                       "red" if out_cos < 0.99 else ("green" if out_cos >= 0.99 else None), None, None])
     table = render_table(headers, rows, width=width, shrink=(3, 2), colours=tints, colour=colour)
     return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
-

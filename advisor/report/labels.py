@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..advice import LANGUAGES
+from .layout_labels import LAYOUT_TEXTS
 from .verify_labels import VERIFY_TEXTS
 
 # key: (English, Chinese)
@@ -321,6 +322,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "override.severity": ("Severity changes", "严重程度调整"),
     "override.settings": ("Settings file", "设置文件"),
     **VERIFY_TEXTS,
+    **LAYOUT_TEXTS,
 }
 
 

@@ -210,3 +210,6 @@ class ReportView:
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
     remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)
     verification: VerificationView | None = None  # the checks on the CPU (advisor run --verify)
+    key_op_columns: tuple[tuple[str, str], ...] = ()   # (metric key, column label) of the per-op table
+    key_op_main: int = 1                         # the column a short table (Markdown) shows: output cosine...
+    plot_caption: str = ""                       # what the plot draws, for a layout without cosine

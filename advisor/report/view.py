@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
-from ..diagnosis import Diagnosis, Finding
+from ..diagnosis import Diagnosis, Finding, Series
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
@@ -29,7 +29,7 @@ from .model import (
     ThresholdRow,
 )
 from .plot import Marker, MarkerRole
-from .run_details import key_op_views, network_rows, override_rows, threshold_grid
+from .run_details import key_op_columns, key_op_views, network_rows, override_rows, threshold_grid
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
 from .verification import verification_view
@@ -59,6 +59,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     verdict = verdict_texts(root, groups, diagnosis.network, lang, labels, answers_root)
     version = diagnosis.version or __version__
     thresholds = tuple(_threshold_rows(diagnosis.thresholds, labels))
+    series = diagnosis.series
+    columns = key_op_columns(series.layout, series.metrics) if series is not None else key_op_columns("tensor", ())
     return ReportView(
         language=lang,
         labels=labels,
@@ -83,7 +85,12 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         threshold_grid=threshold_grid(thresholds),
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
         settings=tuple(override_rows(diagnosis.overrides, labels)),
-        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), diagnosis.inputs.get("comparison"), labels),
+        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), diagnosis.inputs.get("comparison"), labels,
+                             columns),
+        key_op_columns=tuple((c, labels.get(f"key_ops.{c}", c)) for c in columns),
+        key_op_main=next((n for n, c in enumerate(columns) if c in ("out_cosine", "norm_rel_diff", "checksums_differ")),
+                         0),
+        plot_caption=_plot_caption(series, labels),
         warnings=tuple(diagnosis.warnings),
         series=diagnosis.series,
         markers=_markers(groups),
@@ -91,6 +98,22 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         remedy=remedy,
         verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis)),
     )
+
+
+def _plot_caption(series: Series | None, labels: Mapping[str, str]) -> str:
+    """What a plot without cosine shows: the statistics' relative errors, or the checksums' count and
+    the first call whose checksums differ."""
+    if series is None or series.layout == "tensor":
+        return ""
+    if series.layout == "statistics":
+        return labels["plot.caption_statistics"]
+    compared, differ = series.checksums or (0, 0)
+    first = next((p for p in sorted(series.points, key=lambda p: p.index)
+                  if (p.values.get("checksums_differ") or 0) > 0), None)
+    if first is None:
+        return labels["plot.caption_checksum_none"].format(compared=compared)
+    return labels["plot.caption_checksum"].format(differ=differ, compared=compared,
+                                                  first=_location(first.op, first.index, labels))
 
 
 def _output_threshold(diagnosis: Diagnosis) -> float:
