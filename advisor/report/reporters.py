@@ -79,9 +79,10 @@ class HtmlReporter(TemplateReporter):
         static = templates_dir() / "static"
         css = (static / "report.css").read_text(encoding="utf-8")
         sort_js = (static / "sort.js").read_text(encoding="utf-8")
+        focus_js = (static / "focus.js").read_text(encoding="utf-8")
         graph_svg = render_graph_svg(view.neighbourhood, view.labels)
         return {"svg": Markup(svg) if svg else None, "svg_narrow": Markup(svg_narrow) if svg_narrow else "",
-                "css": Markup(css), "sort_js": Markup(sort_js),
+                "css": Markup(css), "sort_js": Markup(sort_js), "focus_js": Markup(focus_js),
                 "graph_svg": Markup(graph_svg) if graph_svg else None}
 
 
