@@ -19,6 +19,7 @@ from .errors import InputFormatError, UsageError
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
+from .filekind import sniff
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
@@ -102,6 +103,9 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
     params = _pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
+    _check_kind(options.graph, "--graph", "a model graph (model.onnx, ge_proto_N_Build.txt or an OM model as JSON)",
+                GRAPH_KINDS)
+    _check_kind(options.build_config, "--config", "a build config (JSON or YAML)", CONFIG_KINDS)
     build = _build_config(options.build_config)
     stage(STAGES[1])
     graph = read_graph(options.graph) if options.graph else None
@@ -221,6 +225,32 @@ def _check_something_compared(table: ComparisonTable, network: dict) -> None:
         f"nothing was compared: none of its {len(frame)} rows pairs a target and a reference tensor with a usable "
         f"metric ({npu_only} target-only, {golden_only} reference-only, {unjudged} without any metric)",
         path=table.source)
+
+
+# What --graph and --config take, by the kind advisor.filekind tells from a file's first bytes.
+GRAPH_KINDS = ("onnx", "binary", "text", "json")     # ONNX protobuf, GE text dump, OM / ONNX JSON
+CONFIG_KINDS = ("json", "text")                      # JSON, or YAML
+# Where a file of a kind goes instead (said when it is given to the wrong option).
+GOES_TO = {"comparison": "a comparison result is the INPUT of advisor run", "onnx": "a model goes to --graph",
+           "npy": "dumps go to --dumps GOLDEN_DIR:TARGET_DIR", "raw-dump": "dumps go to --dumps GOLDEN_DIR:TARGET_DIR",
+           "overflow-record": "overflow records go to --overflow DIR"}
+
+
+def _check_kind(path: Path | None, option: str, what: str, accepted: tuple[str, ...]) -> None:
+    """A file of another kind given to ``option`` is named as what it looks like ("a comparison CSV
+    (msaccucmp)") instead of failing inside a parser ("not valid protobuf text")."""
+    if path is None or not path.is_file():
+        return
+    from .ingest import detect_format
+
+    try:
+        kind = sniff(path, detect_format)
+    except OSError:
+        return                                       # the reader says why it cannot read the file
+    if not kind.is_a(*accepted):
+        where = GOES_TO.get(kind.name)
+        raise InputFormatError(f"is {kind.description}, not {what} as {option} expects"
+                               + (f"; {where}" if where else ""), path=path)
 
 
 def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:

@@ -18,6 +18,7 @@ from ..progress import ProgressBar
 from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
 from ..report.labels import labels_for, plural
+from ..report.sharpen import sharpen_hints
 from . import command_help
 
 DEFAULT_OUTDIR = "advisor-report"
@@ -105,6 +106,8 @@ def execute(args: argparse.Namespace) -> int:
         diagnosis = analyse(options, stage=bar.stage)
         bar.stage("writing reports")
         written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
+    for line in warning_lines(diagnosis, args.lang):
+        print(line, file=sys.stderr, flush=True)
     if not args.quiet:
         try:
             print(summary(diagnosis, args.lang, written), flush=True)
@@ -170,6 +173,12 @@ def exit_code(diagnosis: Diagnosis, fail_on: str | None) -> int:
     return 0
 
 
+def warning_lines(diagnosis: Diagnosis, lang: str) -> list[str]:
+    """The run's warnings as ``advisor run`` prints them, on stderr (stdout is the summary scripts read)."""
+    words = labels_for(lang)
+    return [f"advisor: {words['term.warning'].format(text=w)}" for w in diagnosis.warnings]
+
+
 def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     """What the terminal shows after a run, in the report's language (labels: term.* in report/labels.py)."""
     words = labels_for(lang)
@@ -195,6 +204,10 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(words["term.fix"].format(
             text=render_advice(root, lang, preferred_backends(diagnosis.backends, bool(net.get("training"))),
                                AdviceBook(diagnosis.advice_pages)).summary))
+    hints = sharpen_hints(diagnosis)
+    if hints:
+        lines.append(words["term.sharpen"])
+        lines.extend(words["term.sharpen_item"].format(option=h.option, text=h.text[lang]) for h in hints)
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)
@@ -202,7 +215,6 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
                                     (("error", "term.errors"), ("warning", "term.warnings"), ("info", "term.notes")))
     lines.append(words["term.findings"].format(counts=tally)
                  + (words["term.explained"].format(n=explained) if explained else ""))
-    lines.extend(words["term.warning"].format(text=w) for w in diagnosis.warnings)
     reports = [p for p in written if p.name.startswith("report.")]
     lines.append(words["term.reports"].format(files=", ".join(str(p) for p in reports)))
     remedy = diagnosis.remedy
@@ -214,13 +226,21 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
 
 
 def _judged(net: dict, words: dict[str, str]) -> str:
-    """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
-    text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
+    """How much of the comparison the verdict speaks for, in parts that add up to the compared rows:
+    tensors judged, the rows that are no tensor of their own (a call's arguments, compared by value;
+    the tensor an in-place update writes, judged through its output), and tensors that could not be
+    judged."""
+    compared, judged = int(net.get("compared_tensors", 0)), int(net.get("judged_tensors", 0))
+    unjudged = int(net.get("unjudged_tensors", 0))
+    text = words["term.judged"].format(judged=judged, compared=compared)
+    other = compared - judged - unjudged
+    if other > 0:
+        text += words["term.judged_other"].format(n=other)
     if net.get("checksums_compared"):
         text += words["term.judged_checksums"].format(n=net["checksums_compared"],
                                                       differ=net.get("checksums_differ", 0))
     elif net.get("consistent"):
         text += words["term.judged_within"]
-    if net.get("unjudged_tensors"):
-        text += words["term.unjudged"].format(n=net["unjudged_tensors"])
+    if unjudged:
+        text += words["term.unjudged"].format(n=unjudged)
     return text

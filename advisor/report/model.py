@@ -179,6 +179,15 @@ class RemedyView:
 
 
 @dataclass(frozen=True)
+class HintView:
+    """An input that would sharpen the diagnosis (advisor/report/sharpen.py): the exact option, and why."""
+
+    id: str
+    option: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ReportView:
     language: str
     labels: Mapping[str, str]
@@ -213,3 +222,4 @@ class ReportView:
     key_op_columns: tuple[tuple[str, str], ...] = ()   # (metric key, column label) of the per-op table
     key_op_main: int = 1                         # the column a short table (Markdown) shows: output cosine...
     plot_caption: str = ""                       # what the plot draws, for a layout without cosine
+    sharpen: tuple[HintView, ...] = ()           # inputs that would change or refine the diagnosis

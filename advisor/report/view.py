@@ -19,6 +19,7 @@ from .model import (
     FindingGroup,
     FindingView,
     FixView,
+    HintView,
     KeptOpView,
     PackView,
     RemedyFileView,
@@ -30,6 +31,7 @@ from .model import (
 )
 from .plot import Marker, MarkerRole
 from .run_details import key_op_columns, key_op_views, network_rows, override_rows, threshold_grid
+from .sharpen import sharpen_hints
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
 from .verification import verification_view
@@ -91,6 +93,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         key_op_main=next((n for n, c in enumerate(columns) if c in ("out_cosine", "norm_rel_diff", "checksums_differ")),
                          0),
         plot_caption=_plot_caption(series, labels),
+        sharpen=tuple(HintView(h.id, h.option, h.text[lang]) for h in sharpen_hints(diagnosis)),
         warnings=tuple(diagnosis.warnings),
         series=diagnosis.series,
         markers=_markers(groups),
