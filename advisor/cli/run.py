@@ -27,72 +27,80 @@ DEFAULT_OUTDIR = "advisor-report"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help=command_help("run"),
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
-                                               "reports.")
-    parser.add_argument("input", type=input_path, nargs="?",
+                                               "reports.",
+                                   epilog="Exit codes: 0 analysed, 1 a finding reached --fail-on, 2 bad input or "
+                                          "usage, 3 an internal error. Formats and options in depth: advisor docs.")
+    inputs = parser.add_argument_group("inputs", "the comparison to analyse: a result file, or two msprobe dump.json")
+    evidence = parser.add_argument_group(
+        "evidence", "what else the two runs left behind: each one sharpens the diagnosis (the report's 'What would "
+                    "sharpen this' says which would)")
+    judging = parser.add_argument_group("thresholds and rules", "how the comparison is judged")
+    output = parser.add_argument_group("output", "the reports, the remedy files and the exit code")
+    inputs.add_argument("input", type=input_path, nargs="?",
                         help="comparison result, e.g. result_20240101120000.csv (msaccucmp, msprobe, or any "
                              "CSV with --mapping)")
-    parser.add_argument("--bench", type=input_path, metavar="DUMP_JSON",
+    inputs.add_argument("--bench", type=input_path, metavar="DUMP_JSON",
                         help="msprobe dump.json of the reference run; with --target instead of INPUT")
-    parser.add_argument("--target", type=input_path, metavar="DUMP_JSON",
+    inputs.add_argument("--target", type=input_path, metavar="DUMP_JSON",
                         help="msprobe dump.json of the target run, compared with --bench by statistics")
-    parser.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
+    inputs.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
                         help="column mapping for a CSV from a tool advisor does not know (docs/formats.md)")
-    parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
+    evidence.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
                         help="the dump folders the comparison was made from: probes the input tensors for "
                              "channel order, normalisation, layout, scale and geometry")
-    parser.add_argument("--overflow", type=input_path, metavar="DIR",
+    evidence.add_argument("--overflow", type=input_path, metavar="DIR",
                         help="hardware overflow records (Opdebug.Node_OpDebug.*) with the raw dumps of the same run: "
                              "each record's kind (float, FP32->FP16 conversion, accumulation) joined to its op")
-    parser.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
+    evidence.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
-    parser.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
+    evidence.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
                         help="with --config: the comparison of the framework's fake-quant simulation of the build "
                              "(e.g. an AMCT fake-quant model) against the float model: tells a layer int8 cannot "
                              "hold from a target-only (backend) error")
-    parser.add_argument("--graph", type=input_path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
+    evidence.add_argument("--graph", type=input_path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
                         help="the model graph (ONNX model, GE graph dump or OM model as JSON): joins ops by name, "
                              "reads inputs from graph predecessors, names fusion passes and draws the root cause's "
                              "neighbourhood")
-    parser.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
+    evidence.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
                         help="the fusion report of the target build (fusion passes that took effect)")
-    parser.add_argument("--verify", action="store_true",
+    evidence.add_argument("--verify", action="store_true",
                         help="with --graph model.onnx and --dumps: check the diagnosis on the CPU with ONNX Runtime "
                              "(replay the blamed op on the target's inputs, emulate the target's precision, apply each "
                              "remedy step) and let the rules judge the results (docs/verify.md)")
-    parser.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK",
+    judging.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK",
                         help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
-    parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
-    parser.add_argument("--input-nodes", default="", metavar="A;B",
+    judging.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
+    evidence.add_argument("--input-nodes", default="", metavar="A;B",
                         help="names of the network's input ops, separated by ';' (default: Data ops, "
                              "else the first op)")
-    parser.add_argument("--threshold", action="append", default=[], metavar="[DTYPE.]METRIC=VALUE",
+    judging.add_argument("--threshold", action="append", default=[], metavar="[DTYPE.]METRIC=VALUE",
                         help="override a threshold, e.g. cosine=0.995 or float16.cosine=0.98; repeatable")
-    parser.add_argument("--set", action="append", default=[], dest="params", metavar="RULE.PARAM=VALUE",
+    judging.add_argument("--set", action="append", default=[], dest="params", metavar="RULE.PARAM=VALUE",
                         help="override a rule parameter; repeatable")
-    parser.add_argument("--disable", action="append", default=[], metavar="RULE",
+    judging.add_argument("--disable", action="append", default=[], metavar="RULE",
                         help="do not fire this rule; repeatable")
-    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
+    judging.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
                         help="change a rule's severity (error, warning, info); repeatable")
-    parser.add_argument("--project-config", type=input_path, metavar="FILE",
+    judging.add_argument("--project-config", type=input_path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
                              "current folder)")
-    parser.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
+    output.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
                         help=f"write the remedy files for this backend ({', '.join(BACKEND_NAMES)} or all); "
                              "repeatable or comma-separated (default: the --config build's tool, else all)")
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
-    parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
+    output.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
+    output.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
                         help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
-    parser.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
+    output.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
                         help=f"comma-separated report formats (default: {','.join(DEFAULT_FORMATS)})")
-    parser.add_argument("--fail-on", choices=("error", "warning"),
+    output.add_argument("--fail-on", choices=("error", "warning"),
                         help="exit with 1 when a finding reaches this severity")
-    parser.add_argument("--comparison-format", metavar="NAME",
+    inputs.add_argument("--comparison-format", metavar="NAME",
                         help="force the input format instead of detecting it from the header")
-    parser.add_argument("--max-op-facts", type=int, default=DEFAULT_MAX_OP_FACTS, metavar="N",
+    judging.add_argument("--max-op-facts", type=int, default=DEFAULT_MAX_OP_FACTS, metavar="N",
                         help=f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS}); the inputs, the "
                         "output and the first and last entry are always kept, and the report counts what "
                         "was left out")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    output.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
 def execute(args: argparse.Namespace) -> int:
