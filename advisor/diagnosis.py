@@ -150,6 +150,15 @@ class Neighbourhood:
 
 
 @dataclass
+class SourceRows:
+    """The comparison's own rows behind the ops a report shows (advisor/report/source_rows.py)."""
+
+    file: str                                          # the comparison file
+    header: str                                        # its first line
+    by_op: dict[int, list[tuple[int, str]]] = field(default_factory=dict)   # op index -> (line, text)
+
+
+@dataclass
 class PackInfo:
     name: str
     version: str
@@ -179,6 +188,7 @@ class Diagnosis:
     # renders advice from these and the built-in pages (advice.AdviceBook), never from another run's.
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
+    source_rows: SourceRows | None = None                # rows of the comparison file, embedded in the report
 
     @property
     def verdict(self) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import load_config
-from .diagnosis import Diagnosis, PackInfo
+from .diagnosis import Diagnosis, PackInfo, SourceRows
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
@@ -29,6 +29,8 @@ from .report.key_ops import key_ops, op_types_of
 from .report.layout import op_metrics
 from .report.neighbourhood import root_neighbourhood
 from .report.series import op_series
+from .report.source_rows import MAX_LINES as MAX_EMBEDDED_LINES
+from .report.source_rows import read_lines, readable
 
 if TYPE_CHECKING:
     from .evidence.facts import GoldenInputs
@@ -143,6 +145,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
             options.graph, graph, dumps, table, facts, thresholds, build[1] if build else None,
             {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion}), (root, ordered, remedy), conclude)
     per_op = op_metrics(table)
+    shown_ops = key_ops(facts, root.index if root is not None else None, per_op)
     vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
                          root.index if root else None)
     if vendor:
@@ -175,9 +178,11 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
-        key_ops=key_ops(facts, root.index if root is not None else None, per_op),
+        key_ops=shown_ops,
         advice_pages=dict(registry.advice.inline),
         verification=verification,
+        source_rows=_source_rows(options.comparison, table,
+                                 [f.index for f in ordered if f.index is not None] + [op.index for op in shown_ops]),
     )
 
 
@@ -323,19 +328,42 @@ def _overflow_records(options: AnalysisOptions, facts: FactSet) -> list[dict]:
     return records
 
 
-def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
-    """Every finding names the source rows it came from: all rows of its op (the first
-    MAX_SOURCE_LINES). One pass over the table for all findings, not one per finding: a noisy
-    network can give a thousand findings, and a million-row column costs milliseconds per pass."""
-    wanted = {finding.index for finding in findings if finding.index is not None}
+def _lines_by_op(table: ComparisonTable, wanted: set[int]) -> dict[int, list[int]]:
+    """Op index -> the source lines of its rows (the first MAX_SOURCE_LINES). One pass over the table
+    for all of them: a noisy network can give a thousand findings, and a million-row column costs
+    milliseconds per pass."""
     if not wanted:
-        return
+        return {}
     frame = table.frame
     hits = frame.loc[frame["op_index"].isin(wanted).to_numpy(dtype=bool), ["op_index", "source_line"]]
     first = hits.groupby("op_index", sort=False).head(MAX_SOURCE_LINES)
     lines: dict[int, list[int]] = {}
     for index, line in zip(first["op_index"].tolist(), first["source_line"].tolist(), strict=True):
         lines.setdefault(int(index), []).append(int(line))
+    return lines
+
+
+def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
+    """Every finding names the source rows it came from: all rows of its op (the first MAX_SOURCE_LINES)."""
+    lines = _lines_by_op(table, {finding.index for finding in findings if finding.index is not None})
     for finding in findings:
         if finding.index is not None:
             finding.source_lines = lines.get(int(finding.index), [])
+
+
+def _source_rows(path: Path | None, table: ComparisonTable, ops: list[int]) -> SourceRows | None:
+    """The comparison's rows of ``ops`` (most important first), as the file holds them, for the report
+    to embed; None for a comparison that is no text file (a workbook, two dump.json files)."""
+    if path is None or not readable(path):
+        return None
+    by_op = _lines_by_op(table, set(ops))
+    chosen: dict[int, list[int]] = {}
+    budget = MAX_EMBEDDED_LINES
+    for index in dict.fromkeys(ops):
+        lines = by_op.get(index, [])[:budget]
+        if lines:
+            chosen[index] = lines
+            budget -= len(lines)
+    texts = read_lines(path, {1, *(n for lines in chosen.values() for n in lines)})
+    return SourceRows(file=str(path), header=texts.get(1, ""),
+                      by_op={i: [(n, texts[n]) for n in lines if n in texts] for i, lines in chosen.items()})

@@ -53,7 +53,7 @@ def run_job(task: JobTask) -> JobOutcome:
             return JobOutcome(job.name, "unchanged", digest, time.perf_counter() - start, inputs,
                               cpu=time.process_time() - cpu)
         diagnosis = analyse(job.analysis_options())
-        view = build_view(diagnosis, job.lang)
+        view = build_view(diagnosis, job.lang, job.outdir)
         files = [(get_reporter(f).filename, get_reporter(f).render(view)) for f in job.formats] + remedy_files(view)
     except AdvisorError as exc:
         return failed(job.name, exc.one_line(), time.perf_counter() - start, digest, inputs)

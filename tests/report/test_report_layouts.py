@@ -4,6 +4,8 @@ table of "—" cells. Real msprobe files (tests/data/realtool, tests/data/traini
 
 from __future__ import annotations
 
+import html as markup
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -16,7 +18,7 @@ from advisor.ingest import read_comparison, read_dump_pair
 from advisor.inspect.node import inspect_node
 from advisor.inspect.ops import list_ops
 from advisor.pipeline import AnalysisOptions, analyse
-from advisor.report import render
+from advisor.report import render, write_reports
 from advisor.report.labels import labels_for
 from advisor.report.layout import STATISTICS, layout_of
 from advisor.report.plot import GEOMETRIES, render_svg
@@ -128,3 +130,28 @@ def test_the_terminal_lists_the_differing_checksums_of_each_op() -> None:
     text = ops_text(list_ops(table, limit=3), width=200)
     assert "md5 differs" in text.splitlines()[0]
     assert text.splitlines()[2].split()[-1] == "1"         # the first call's input batch differs
+
+
+def test_a_shared_report_embeds_its_rows_and_names_no_absolute_path(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    diagnosis = analyse(AnalysisOptions(comparison=EPS.resolve()))
+    out = tmp_path / "shared" / "report"
+    write_reports(diagnosis, out, ["html", "json", "md"], "en")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "file:" not in html and str(DATA) not in html and str(EPS.parent) not in html
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert payload["inputs"]["comparison"] == EPS.name          # far from the report: named by its file name
+    assert all(not pack["source"].startswith("/") for pack in payload["packs"])
+    # The root cause's rows are in the page, as the file holds them (a long row cut with "…").
+    lines = EPS.read_text(encoding="utf-8").splitlines()
+    root = payload["root_cause"]["index"]
+    block = html[html.index(f'id="src-op-{root}"'):]
+    block = block[:block.index("</details>")]
+    for number in next(f for f in payload["findings"] if f["index"] == root)["source_lines"]:
+        shown = markup.unescape(re.search(rf'id="src-L{number}">{number}</span>([^\n]*)', block).group(1))
+        assert lines[number - 1].startswith(shown.rstrip("…")) and len(shown) > 40
+    # Near the report, a path is relative to its folder.
+    near = tmp_path / "shared" / "result.csv"
+    near.write_bytes(EPS.read_bytes())
+    write_reports(analyse(AnalysisOptions(comparison=near)), out, ["json"], "en")
+    assert json.loads((out / "report.json").read_text())["inputs"]["comparison"] == "../result.csv"
