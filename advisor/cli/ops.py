@@ -7,11 +7,11 @@ import json
 
 from ..errors import UsageError
 from ..graph import read_graph
-from ..ingest import read_comparison
 from ..inputfiles import input_path
 from ..inspect.common import SHORT_NAMES, fmt, jsonable, parse_threshold, render_table, use_colour
 from ..inspect.ops import OpSummary, list_ops
 from . import command_help
+from .inputs import add_dump_pair_arguments, read_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="One line per op: index, type, name, fused-from ops and its worst input and output "
                     "metrics (lowest cosine, highest errors). Names and types match fuzzily (case and "
                     "separators ignored).")
-    parser.add_argument("comparison", type=input_path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("comparison", type=input_path, nargs="?", metavar="RESULT.csv", help="comparison result")
+    add_dump_pair_arguments(parser)
     parser.add_argument("--graph", type=input_path, metavar="FILE", help="model graph, for fused-from ops and passes")
     parser.add_argument("--name", metavar="SUBSTR", help="keep ops whose name (or a fused-from op) contains it")
     parser.add_argument("--type", dest="op_type", metavar="TYPE", help="keep ops whose type contains it")
@@ -37,11 +38,12 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be 0 or more")
     below = parse_threshold(args.below) if args.below else None
     above = parse_threshold(args.above) if args.above else None
-    table = read_comparison(args.comparison)
+    table = read_table(args)
     graph = read_graph(args.graph) if args.graph else None
     ops = list_ops(table, graph, name=args.name, op_type=args.op_type, below=below, above=above, limit=args.limit)
     if args.json:
-        print(json.dumps(jsonable({"comparison": str(args.comparison), "count": len(ops),
+        print(json.dumps(jsonable({"comparison": str(args.comparison or f"{args.bench} vs {args.target}"),
+                                   "count": len(ops),
                                    "ops": [op.to_dict() for op in ops]}), indent=2))
         return 0
     print(ops_text(ops, colour=use_colour()))

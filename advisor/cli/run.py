@@ -20,6 +20,7 @@ from ..report import DEFAULT_FORMATS, get_reporter, write_reports
 from ..report.labels import labels_for, plural
 from ..report.sharpen import sharpen_hints
 from . import command_help
+from .inputs import add_dump_pair_arguments, check_comparison
 
 DEFAULT_OUTDIR = "advisor-report"
 
@@ -39,10 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     inputs.add_argument("input", type=input_path, nargs="?",
                         help="comparison result, e.g. result_20240101120000.csv (msaccucmp, msprobe, or any "
                              "CSV with --mapping)")
-    inputs.add_argument("--bench", type=input_path, metavar="DUMP_JSON",
-                        help="msprobe dump.json of the reference run; with --target instead of INPUT")
-    inputs.add_argument("--target", type=input_path, metavar="DUMP_JSON",
-                        help="msprobe dump.json of the target run, compared with --bench by statistics")
+    add_dump_pair_arguments(inputs)
     inputs.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
                         help="column mapping for a CSV from a tool advisor does not know (docs/formats.md)")
     evidence.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
@@ -126,10 +124,7 @@ def execute(args: argparse.Namespace) -> int:
 
 def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> AnalysisOptions:
     """Project settings first, the command line on top: lists add up, single values override."""
-    if (args.bench is None) != (args.target is None):
-        raise UsageError("--bench and --target go together: the two msprobe dump.json files to compare")
-    if (args.input is None) == (args.bench is None):
-        raise UsageError("give either a comparison result (INPUT) or --bench and --target, not both or neither")
+    check_comparison(args)
     input_nodes = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()) or tuple(config.input_nodes)
     return AnalysisOptions(
         comparison=args.input, mapping=args.mapping, bench=args.bench, target=args.target,

@@ -145,3 +145,19 @@ def test_a_finding_explained_by_the_root_cause_never_reads_as_a_second_error() -
     markdown = render(diagnosis, "md", "en")
     table = markdown[markdown.index("| Index | Op | Op type | Finding"):]
     assert "| error |" not in table.split("\n\n")[0]
+
+
+def test_ops_and_node_take_a_dump_json_pair(capsys) -> None:
+    from advisor.cli import main
+
+    pair = ["--bench", str(DATA / "msprobe_faults" / "fp16_overflow_bench_dump.json"),
+            "--target", str(DATA / "msprobe_faults" / "fp16_overflow_target_dump.json")]
+    assert main(["ops", *pair]) == 0
+    listed = capsys.readouterr().out
+    assert "Functional.linear.1.forward" in listed and "out norm rel" in listed
+    assert main(["node", "Functional.linear.1.forward", *pair]) == 0
+    node = capsys.readouterr().out
+    assert "Functional.linear.1.forward.output.0" in node and "fp16_overflow" in node
+    assert main(["ops", str(DATA / "training" / "eps.csv"), *pair]) == 2
+    assert "not both or neither" in capsys.readouterr().err
+
