@@ -28,6 +28,7 @@ from .remedy.model import KeptOp
 from .report.key_ops import key_ops, op_types_of
 from .report.layout import op_metrics
 from .report.neighbourhood import root_neighbourhood
+from .report.pairing import pairing_warnings
 from .report.series import op_series
 from .report.source_rows import MAX_LINES as MAX_EMBEDDED_LINES
 from .report.source_rows import read_lines, readable
@@ -118,6 +119,9 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion)
     _check_something_compared(table, facts.network)
+    if options.bench is not None and options.target is not None:
+        facts.warnings.extend(pairing_warnings(table, options.bench, options.target, thresholds))
+    facts.warnings.extend(_partial_graph(facts, thresholds, options.graph))
     stage(STAGES[3])
     dumps = _dump_folders(options, table)
     evidence = _evidence(options, table, facts, graph, thresholds, build, dumps)
@@ -215,6 +219,18 @@ def _typed_remedy(remedy: Remedy | None, facts: FactSet) -> Remedy | None:
         return replace(op, op_type=kind)
     return replace(remedy, steps=tuple(replace(step, keep=tuple(typed(op) for op in step.keep))
                                        for step in remedy.steps))
+
+
+def _partial_graph(facts: FactSet, thresholds: Thresholds, path: Path | None) -> list[str]:
+    """A graph that shares names with less than ``graph.min_matched_share`` of the comparison's ops is
+    probably another build's (or the golden graph of a renamed export): said, since where it does not
+    match, inputs are taken from execution order. A graph that matches nothing is warned about when joined."""
+    join, total = facts.join, len(facts.ops)
+    if join is None or not total or join.matched >= thresholds.knob("graph", "min_matched_share") * total:
+        return []
+    name = path.name if path is not None else "the graph"
+    return [f"{name} matches {join.matched} of the comparison's {total} ops ({join.matched / total:.0%}): is it the "
+            f"graph of this run? Where it does not match, an op's inputs are taken from execution order"]
 
 
 def _check_something_compared(table: ComparisonTable, network: dict) -> None:

@@ -147,6 +147,18 @@ def test_a_finding_explained_by_the_root_cause_never_reads_as_a_second_error() -
     assert "| error |" not in table.split("\n\n")[0]
 
 
+def test_a_graph_of_another_network_that_matches_a_few_ops_is_warned_about(run_cli) -> None:
+    own = SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0"
+    other = scenario_csv(SCENARIOS / "clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0")
+    run = run_cli(other, "--graph", own / "model.onnx", "--format", "json")
+    assert run.code == 0
+    assert re.search(r"model\.onnx matches 3 of the comparison's 16 ops \(19%\): is it the graph of this run\?",
+                     run.err)
+    assert any("matches 3 of" in w for w in run.report()["warnings"])
+    matching = run_cli(scenario_csv(own), "--graph", own / "model.onnx", "--format", "json")
+    assert "is it the graph of this run" not in matching.err
+
+
 def test_ops_and_node_take_a_dump_json_pair(capsys) -> None:
     from advisor.cli import main
 
@@ -161,3 +173,15 @@ def test_ops_and_node_take_a_dump_json_pair(capsys) -> None:
     assert main(["ops", str(DATA / "training" / "eps.csv"), *pair]) == 2
     assert "not both or neither" in capsys.readouterr().err
 
+
+def test_dumps_of_two_frameworks_are_said_to_be_paired_across_them(run_cli, realdata) -> None:
+    bench = realdata("Ascend__msprobe/test__msprobe_test__mindspore_ut__compare__dump_file__pytorch_data__dump.json")
+    target = realdata("Ascend__msprobe/test__msprobe_test__mindspore_ut__compare__dump_file__mindspore_data__dump.json")
+    run = run_cli("--bench", bench, "--target", target, "--format", "json")
+    assert run.code == 0
+    warning = next(w for w in run.report()["warnings"] if "framework" in w)
+    paired, calls = map(int, re.search(r"(\d+) of (\d+) calls paired", warning).groups())
+    assert "a PyTorch dump and the target a MindSpore dump" in warning and 0 < paired <= calls
+    same = run_cli("--bench", DATA / "msprobe_faults" / "fp16_overflow_bench_dump.json",
+                   "--target", DATA / "msprobe_faults" / "fp16_overflow_target_dump.json", "--format", "json")
+    assert not any("paired" in w for w in same.report()["warnings"])
