@@ -29,8 +29,9 @@ from typing import Any
 from .. import __version__, resources
 from ..advice import builtin_kinds
 from ..resources import data_dir
+from .rulemodel import pack_files
 
-FORMAT = 1                                  # bump when the pickled classes change shape
+FORMAT = 2                                  # bump when the pickled classes change shape
 _memory: dict[str, Any] = {}                # content key -> (RulePack | None, [Problem])
 MAX_MEMORY = 64
 
@@ -43,12 +44,13 @@ def cache_dir() -> Path | None:
 def content_key(path: Path, schema_digest: str) -> str:
     """The pack's path as given (problems and rules name their files by it) and its files (pack.yaml
     first, then rule files by name) with the version and schema."""
-    from .packs import pack_files  # here, not at the top: packs imports this module
-
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{schema_digest}\0{path}\0".encode())
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")
-    for file in pack_files(path):
+    # The rule files, then the other files of the pack (the input cases' comparison files: validation
+    # checks they exist, so adding or removing one is another key).
+    others = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".yaml") if path.is_dir() else []
+    for file in [*pack_files(path), *others]:
         if not file.is_file():      # a FIFO or device would block the read: let parsing refuse it
             raise OSError(f"not a regular file: {file}")
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")

@@ -19,6 +19,7 @@ from ..filekind import FileKind, sniff
 from ..ingest.table import METRIC_COLUMNS, STAT_DIFF_COLUMNS
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, comparison_format, scan_folder
+from .tensor_text import read_text
 
 #: Metrics where higher is better (a threshold is a floor); every other metric is an error (a ceiling).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"cosine", "err_ratio_1e3", "err_ratio_5e3"})
@@ -151,7 +152,6 @@ def load_array(path: Path) -> np.ndarray:
         raise InputFormatError("file not found", path=path)
     kind = sniff(path, comparison_format)
     if kind.is_a("tensor-text"):
-        from .tensor import read_text
         return read_text(path)
     if not kind.is_a("npy"):
         raise not_a_tensor(path, kind)

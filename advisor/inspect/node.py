@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..diagnosis import Diagnosis
+from ..diagnosis.layout import metric_columns, metric_values
 from ..errors import UsageError
 from ..graph import Graph
 from ..ingest.table import ComparisonTable
-from ..report.layout import metric_columns, metric_values
 from .common import fuzzy_contains, jsonable, safe_name
 from .ops import OpSummary, summarise_ops
 
@@ -26,6 +26,7 @@ class TensorRow:
     overflow: bool | None
     metrics: dict[str, float]
     fail_reason: str | None = None
+    direction: str | None = None     # forward | backward (msprobe), None when the comparison does not say
 
 
 @dataclass
@@ -157,7 +158,7 @@ def _tensor_rows(table: ComparisonTable, op: OpSummary) -> list[TensorRow]:
             dtype=_opt(row["npu_dtype"]), shape=_opt(row["shape"]),
             overflow=None if _opt(row["overflow"]) is None else bool(row["overflow"]),
             metrics={m: float(values[m][k]) for m in metrics},
-            fail_reason=_opt(row["compare_fail_reason"])))
+            fail_reason=_opt(row["compare_fail_reason"]), direction=_opt(row["direction"])))
     return rows
 
 

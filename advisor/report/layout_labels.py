@@ -1,4 +1,4 @@
-"""The words of the layouts without cosine (advisor/report/layout.py) in the plot, the per-op table
+"""The words of the layouts without cosine (advisor/diagnosis/layout.py) in the plot, the per-op table
 and the terminal, en and zh; merged into labels.TEXTS."""
 
 from __future__ import annotations

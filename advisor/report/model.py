@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnosis import Neighbourhood, Series
+from ..post.exhibit import PostExhibit
 from .plot import Marker
 from .verification import VerificationView
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
-CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
-UNEXPLAINED = "unexplained"          # verdict when the network deviates but no rule named a cause
 
 
 @dataclass(frozen=True)
@@ -241,3 +240,4 @@ class ReportView:
     plot_caption: str = ""                       # what the plot draws, for a layout without cosine
     sharpen: tuple[HintView, ...] = ()           # inputs that would change or refine the diagnosis
     source: SourceView | None = None             # the comparison's rows behind the ops shown
+    post: PostExhibit | None = None              # advisor post: one image's boxes and the fitted maps

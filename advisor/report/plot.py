@@ -354,12 +354,10 @@ def point_text(point: OpPoint, metrics: Sequence[tuple[str, float | None]], labe
 
 def render_svg(series: Series | None, markers: Sequence[Marker], labels: Mapping[str, str],
                geo: Geometry = WIDE) -> str | None:
-    """The SVG markup, or None when there is nothing to draw."""
+    """The SVG markup of a comparison with cosine (the ``tensor`` layout), or None when there is nothing
+    to draw; plot_layouts.render_plot draws every layout."""
     if series is None or not series.points:
         return None
-    if series.layout != "tensor":
-        from .plot_layouts import render_layout_svg
-        return render_layout_svg(series, markers, labels, geo)
     points = sorted(series.points, key=lambda p: p.index)
     axis = XAxis([p.index for p in points], geo)
     xs = [axis.x(p.index) for p in points]

@@ -1,4 +1,4 @@
-"""The plot of a comparison without cosine (advisor/report/layout.py), with plot.py's parts.
+"""The plot of a comparison without cosine (advisor/diagnosis/layout.py), with plot.py's parts.
 
 * statistics (msprobe's summary mode, two dump.json files): the relative error of each statistic
   (max, min, mean, norm) per call in execution order, one panel for the forward calls and one for the
@@ -30,6 +30,7 @@ from .plot import (
     markers_svg,
     panel,
     point_text,
+    render_svg,
     svg_document,
     x_ticks,
 )
@@ -40,8 +41,11 @@ STAT_STYLE = {"max_rel_diff": ("#dc2626", ""), "min_rel_diff": ("#2563eb", "5 3"
 STRIP_HEIGHT = 56
 
 
-def render_layout_svg(series: Series, markers: Sequence[Marker], labels: Mapping[str, str],
-                      geo: Geometry) -> str | None:
+def render_plot(series: Series | None, markers: Sequence[Marker], labels: Mapping[str, str],
+                geo: Geometry) -> str | None:
+    """The plot of any layout (plot.py draws the one with cosine), or None when there is nothing to draw."""
+    if series is None or not series.points or series.layout == "tensor":
+        return render_svg(series, markers, labels, geo)
     if series.layout == "checksum":
         return _checksum_svg(series, markers, labels, geo)
     return _statistics_svg(series, markers, labels, geo)

@@ -15,13 +15,10 @@ from functools import cache
 from typing import Any
 
 from ..advice import LANGUAGES
-from ..diagnosis import Diagnosis
+from ..diagnosis import CONSISTENT, Diagnosis
 from ..errors import KnowledgeError
 from ..resources import data_dir
 from ..yamlfile import load_yaml
-
-CONSISTENT = "consistent"
-UNEXPLAINED = "unexplained"
 
 
 @dataclass(frozen=True)
@@ -50,17 +47,10 @@ def _hints() -> tuple[tuple[Hint, dict[str, Any]], ...]:
     return tuple(out)
 
 
-def verdict_of(diagnosis: Diagnosis) -> str:
-    """The verdict as the reports name it: the root cause's kind, ``consistent`` or ``unexplained``."""
-    if diagnosis.root_cause is not None:
-        return diagnosis.root_cause.kind
-    return CONSISTENT if diagnosis.network.get("consistent") is not False else UNEXPLAINED
-
-
 def sharpen_hints(diagnosis: Diagnosis) -> list[Hint]:
     """The hints that apply: the run lacks their input, its format and verdict are ones they refine. One
     hint per option (the first listed)."""
-    verdict = verdict_of(diagnosis)
+    verdict = diagnosis.verdict            # read from the findings, as every report states it
     given = {role for role, value in diagnosis.inputs.items() if value}
     fmt = str(diagnosis.inputs.get("format") or "")
     chosen: dict[str, Hint] = {}

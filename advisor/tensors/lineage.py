@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
-from .dtypes import fp16_overflows
+from .overflow import fp16_overflows
 
 
 @dataclass(frozen=True)

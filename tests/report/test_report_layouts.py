@@ -14,14 +14,15 @@ import pytest
 
 from advisor.cli.node import node_text
 from advisor.cli.ops import ops_text
+from advisor.diagnosis.layout import STATISTICS, layout_of
 from advisor.ingest import read_comparison, read_dump_pair
 from advisor.inspect.node import inspect_node
 from advisor.inspect.ops import list_ops
 from advisor.pipeline import AnalysisOptions, analyse
 from advisor.report import render, write_reports
 from advisor.report.labels import labels_for
-from advisor.report.layout import STATISTICS, layout_of
-from advisor.report.plot import GEOMETRIES, render_svg
+from advisor.report.plot import GEOMETRIES, WIDE
+from advisor.report.plot_layouts import render_plot
 from advisor.report.view import build_view
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -58,7 +59,7 @@ def test_a_statistics_comparison_plots_the_relative_error_of_each_statistic(path
     labels = labels_for("en")
     view = build_view(diagnosis, "en")
     for geometry in GEOMETRIES:
-        svg = render_svg(view.series, view.markers, labels, geometry)
+        svg = render_plot(view.series, view.markers, labels, geometry)
         assert svg is not None and "no values" not in svg
         root = ET.fromstring(svg)
         texts = [t.text for t in root.iter(f"{SVG}text")]
@@ -89,7 +90,7 @@ def test_a_dump_json_pair_is_plotted_by_its_statistics_too() -> None:
     assert layout_of(table) == STATISTICS
     diagnosis = analyse(AnalysisOptions(comparison=None, bench=FAULTS / "fp16_overflow_bench_dump.json",
                                         target=FAULTS / "fp16_overflow_target_dump.json"))
-    svg = render_svg(diagnosis.series, (), labels_for("en"))
+    svg = render_plot(diagnosis.series, (), labels_for("en"), WIDE)
     assert svg is not None and "no values" not in svg
     # The overflowing call's infinite relative error is drawn (a mark at the panel's top), not left out.
     assert "<path" in svg
