@@ -137,9 +137,16 @@ def test_the_output_source_is_said_in_words() -> None:
     assert "最后一个算子" in finding.evidence["zh"] and "last_op" not in finding.evidence["zh"]
 
 
-def test_a_finding_explained_by_the_root_cause_never_reads_as_a_second_error() -> None:
-    diagnosis = analyse(AnalysisOptions(comparison=DATA / "training" / "eps_batchnorm.csv"))
-    assert any(f.explained_by for f in diagnosis.findings)
+# Runs whose root cause explains other error findings: a changed argument (msprobe statistics of a
+# transformer whose cosine head's eps is 0), a changed weight (a training step, msprobe statistics).
+EXPLAINED = (DATA / "realtool" / "msprobe_argument_mismatch__masked_transformer__cosine_head_eps0__mix_statistics"
+             / "compare_result_20261128120314.csv", DATA / "training" / "weight.csv")
+
+
+@pytest.mark.parametrize("path", EXPLAINED, ids=lambda p: p.parent.name[:40])
+def test_a_finding_explained_by_the_root_cause_never_reads_as_a_second_error(path: Path) -> None:
+    diagnosis = analyse(AnalysisOptions(comparison=path))
+    assert any(f.explained_by and f.severity == "error" for f in diagnosis.findings)
     html = render(diagnosis, "html", "en")
     symptoms = html[html.index('class="symptoms"'):]
     symptoms = symptoms[:symptoms.index("</details>")]
