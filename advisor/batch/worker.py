@@ -20,7 +20,7 @@ from multiprocessing.connection import wait
 
 from ..advice import AdviceBook
 from ..diagnosis import Diagnosis
-from ..errors import AdvisorError
+from ..errors import AdvisorError, DiskFullError
 from ..pipeline import analyse
 from ..report import build_view, get_reporter, remedy_files, write_outputs
 from ..report.model import ReportView
@@ -71,11 +71,14 @@ def run_job(task: JobTask) -> JobOutcome:
 def publish(outcome: JobOutcome) -> JobOutcome:
     """Write an analysed job's report set into its folder (in the batch process, see the module
     docstring) and return the outcome without the file texts. A report folder that cannot be
-    written is that job's failure, as it was when the worker wrote it."""
+    written is that job's failure, as it was when the worker wrote it; a full disk stops the batch (every
+    later job would fail the same way), with one line."""
     if not outcome.files:
         return outcome
     try:
         write_outputs(outcome.report_dir or ".", outcome.files)
+    except DiskFullError:
+        raise
     except AdvisorError as exc:
         return failed(outcome.job, exc.one_line(), outcome.duration, outcome.job_hash, outcome.inputs)
     return replace(outcome, files=[])

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..diagnosis import Diagnosis
-from ..errors import UsageError
+from ..errors import UsageError, write_failure
 from .model import SCHEMA, ReportView
 from .outset import publish
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
@@ -99,7 +99,7 @@ def _write_all(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:
             os.replace(temp, final)
     except OSError as exc:
         _discard(staged, created)
-        raise UsageError(f"cannot write the reports: {exc.strerror or exc}", path=outdir) from None
+        raise write_failure("the reports", exc, outdir) from None
     except BaseException:
         _discard(staged, created)
         raise
