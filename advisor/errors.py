@@ -3,6 +3,7 @@ field) is wrong and what to do; the CLI prints it on one line and exits with cod
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 from .text import oneline
@@ -70,3 +71,14 @@ class EngineError(AdvisorError):
 
 class UsageError(AdvisorError):
     """A command-line option is invalid."""
+
+
+class DiskFullError(UsageError):
+    """The disk (or the user's quota) is full: every later write fails too, so a batch stops on it
+    rather than failing each job in turn."""
+
+
+def write_failure(what: str, exc: OSError, path: str | Path) -> UsageError:
+    """``cannot write WHAT: reason`` for ``path``; a DiskFullError when the disk or the quota is full."""
+    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else UsageError
+    return kind(f"cannot write {what}: {exc.strerror or exc}", path=path)

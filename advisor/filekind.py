@@ -4,8 +4,8 @@ a UnicodeDecodeError. Only the head of the file is read; nothing here parses a w
 
 ``sniff(path)`` returns a ``FileKind``: a short ``name`` to branch on and a ``description`` to put in
 a message ("is {description}, not ..."). Recognised: NumPy ``.npy`` and ``.npz``, advisor's tensor
-text export, comparison CSVs (every format advisor reads, by its header), JSON, Python pickles, common
-images and archives, SQLite, executables; anything else is "a text file" or "a binary file".
+text export, comparison CSVs (every format advisor reads, by its header), JSON, ONNX models, Python
+pickles, common images and archives, SQLite, executables; anything else is "a text file" or "a binary file".
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def sniff(path: str | Path, formats: Callable[[list[str]], str | None] | None = 
         complete = len(head) < HEAD_BYTES or not handle.read(1)
     if not head.strip():
         return FileKind("empty", "an empty file")
-    binary = binary_kind(head) or dump_kind(Path(path).name, head, Path(path).stat().st_size)
+    binary = binary_kind(head) or dump_kind(Path(path).name, head, Path(path).stat().st_size) \
+        or model_kind(Path(path).name, head)
     if binary is not None:
         return binary
     text = _as_text(head, complete)
@@ -82,6 +83,13 @@ def binary_kind(head: bytes) -> FileKind | None:
         return FileKind("zip", "a ZIP archive")
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return FileKind("pickle", "a Python pickle")
+    return None
+
+
+def model_kind(name: str, head: bytes) -> FileKind | None:
+    """An ONNX model: named ``.onnx`` and starting with protobuf field 1 (``ir_version``, a varint)."""
+    if name.lower().endswith(".onnx") and head[:1] == b"\x08":
+        return FileKind("onnx", "an ONNX model")
     return None
 
 

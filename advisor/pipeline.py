@@ -11,6 +11,7 @@ from . import __version__
 from .config import load_config
 from .diagnosis import Diagnosis, PackInfo
 from .diagnosis.key_ops import key_ops, op_types_of
+from .diagnosis.layout import op_metrics
 from .diagnosis.neighbourhood import root_neighbourhood
 from .diagnosis.series import op_series
 from .diagnosis.vendor import vendor_note, vendor_verdict
@@ -23,17 +24,19 @@ from .errors import InputFormatError, UsageError
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
 from .facts.thresholds import Thresholds, load_thresholds
+from .filekind import sniff
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
+from .report.pairing import pairing_warnings
+from .report.source_rows import attach_source_lines, source_rows_of
 
 if TYPE_CHECKING:
     from .evidence.facts import GoldenInputs
     from .evidence.quant_config import QuantSettings
 
-MAX_SOURCE_LINES = 50
 
 
 @dataclass
@@ -102,6 +105,9 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
     params = pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
+    _check_kind(options.graph, "--graph", "a model graph (model.onnx, ge_proto_N_Build.txt or an OM model as JSON)",
+                GRAPH_KINDS)
+    _check_kind(options.build_config, "--config", "a build config (JSON or YAML)", CONFIG_KINDS)
     build = _build_config(options.build_config)
     stage(STAGES[1])
     graph = read_graph(options.graph) if options.graph else None
@@ -113,6 +119,9 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                         graph=graph, fusion=fusion,
                         wanted=lambda columns, n: op_candidates(rules, params, columns, n))
     _check_something_compared(table, facts.network)
+    if options.bench is not None and options.target is not None:
+        facts.warnings.extend(pairing_warnings(table, options.bench, options.target, thresholds))
+    facts.warnings.extend(_partial_graph(facts, thresholds, options.graph))
     stage(STAGES[3])
     dumps = _dump_folders(options, table)
     evidence = _evidence(options, table, facts, graph, thresholds, build, dumps)
@@ -124,9 +133,9 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     def conclude(extra: list[dict]) -> tuple:
         """Fire the rules (on the checks' facts too, the second time), rank, write the fix out."""
         result = run_rules(rules, asserted + extra, params)
-        _attach_source_lines(result.findings, table)
+        attach_source_lines(result.findings, table)
         root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules},
-                                        result.groups)
+                                      result.groups)
         remedy, warnings = remedy_for(root, ordered, options.backends, facts.network, config)
         remedy_warnings[:] = warnings
         return root, ordered, _typed_remedy(remedy, facts)
@@ -140,6 +149,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         (root, ordered, remedy), verification = verify_run(VerifyInputs(
             options.graph, graph, dumps, table, facts, thresholds, build[1] if build else None,
             {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion}), (root, ordered, remedy), conclude)
+    per_op = op_metrics(table)
+    shown_ops = key_ops(facts, root.index if root is not None else None, per_op)
     vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
                          root.index if root else None)
     if vendor:
@@ -164,7 +175,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                    "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
                    "severity": dict(options.severity),
                    "settings": str(options.settings) if options.settings else None},
-        series=op_series(facts, thresholds),
+        series=op_series(facts, thresholds, per_op),
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
@@ -172,9 +183,11 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
-        key_ops=key_ops(facts, root.index if root is not None else None),
+        key_ops=shown_ops,
         advice_pages=dict(registry.advice.inline),
         verification=verification,
+        source_rows=source_rows_of(options.comparison, table,
+                                   [f.index for f in ordered if f.index is not None] + [op.index for op in shown_ops]),
         rule_aliases={rule.id: rule.aliases for rule in rules if rule.aliases},
     )
 
@@ -217,6 +230,18 @@ def _typed_remedy(remedy: Remedy | None, facts: FactSet) -> Remedy | None:
                                        for step in remedy.steps))
 
 
+def _partial_graph(facts: FactSet, thresholds: Thresholds, path: Path | None) -> list[str]:
+    """A graph that shares names with less than ``graph.min_matched_share`` of the comparison's ops is
+    probably another build's (or the golden graph of a renamed export): said, since where it does not
+    match, inputs are taken from execution order. A graph that matches nothing is warned about when joined."""
+    join, total = facts.join, len(facts.ops)
+    if join is None or not total or join.matched >= thresholds.knob("graph", "min_matched_share") * total:
+        return []
+    name = path.name if path is not None else "the graph"
+    return [f"{name} matches {join.matched} of the comparison's {total} ops ({join.matched / total:.0%}): is it the "
+            f"graph of this run? Where it does not match, an op's inputs are taken from execution order"]
+
+
 def _check_something_compared(table: ComparisonTable, network: dict) -> None:
     """A comparison that judged no tensor, no checksum and no argument gives no verdict: saying
     "consistent" about nothing would be a lie, so it is an input error (exit 2)."""
@@ -230,6 +255,32 @@ def _check_something_compared(table: ComparisonTable, network: dict) -> None:
         f"nothing was compared: none of its {len(frame)} rows pairs a target and a reference tensor with a usable "
         f"metric ({npu_only} target-only, {golden_only} reference-only, {unjudged} without any metric)",
         path=table.source)
+
+
+# What --graph and --config take, by the kind advisor.filekind tells from a file's first bytes.
+GRAPH_KINDS = ("onnx", "binary", "text", "json")     # ONNX protobuf, GE text dump, OM / ONNX JSON
+CONFIG_KINDS = ("json", "text")                      # JSON, or YAML
+# Where a file of a kind goes instead (said when it is given to the wrong option).
+GOES_TO = {"comparison": "a comparison result is the INPUT of advisor run", "onnx": "a model goes to --graph",
+           "npy": "dumps go to --dumps GOLDEN_DIR:TARGET_DIR", "raw-dump": "dumps go to --dumps GOLDEN_DIR:TARGET_DIR",
+           "overflow-record": "overflow records go to --overflow DIR"}
+
+
+def _check_kind(path: Path | None, option: str, what: str, accepted: tuple[str, ...]) -> None:
+    """A file of another kind given to ``option`` is named as what it looks like ("a comparison CSV
+    (msaccucmp)") instead of failing inside a parser ("not valid protobuf text")."""
+    if path is None or not path.is_file():
+        return
+    from .ingest import detect_format
+
+    try:
+        kind = sniff(path, detect_format)
+    except OSError:
+        return                                       # the reader says why it cannot read the file
+    if not kind.is_a(*accepted):
+        where = GOES_TO.get(kind.name)
+        raise InputFormatError(f"is {kind.description}, not {what} as {option} expects"
+                               + (f"; {where}" if where else ""), path=path)
 
 
 def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
@@ -309,21 +360,3 @@ def _overflow_records(options: AnalysisOptions, facts: FactSet) -> list[dict]:
     records, warnings = overflow_facts(sources, facts.ops, facts.network)
     facts.warnings.extend(warnings)
     return records
-
-
-def _attach_source_lines(findings: list, table: ComparisonTable) -> None:
-    """Every finding names the source rows it came from: all rows of its op (the first
-    MAX_SOURCE_LINES). One pass over the table for all findings, not one per finding: a noisy
-    network can give a thousand findings, and a million-row column costs milliseconds per pass."""
-    wanted = {finding.index for finding in findings if finding.index is not None}
-    if not wanted:
-        return
-    frame = table.frame
-    hits = frame.loc[frame["op_index"].isin(wanted).to_numpy(dtype=bool), ["op_index", "source_line"]]
-    first = hits.groupby("op_index", sort=False).head(MAX_SOURCE_LINES)
-    lines: dict[int, list[int]] = {}
-    for index, line in zip(first["op_index"].tolist(), first["source_line"].tolist(), strict=True):
-        lines.setdefault(int(index), []).append(int(line))
-    for finding in findings:
-        if finding.index is not None:
-            finding.source_lines = lines.get(int(finding.index), [])

@@ -22,6 +22,7 @@ from advisor.report import write_reports
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
+REALTOOL = ROOT / "tests" / "data" / "realtool"
 EXAMPLES = ROOT / "examples"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 # Flags that work in a container as root, offline: no sandbox (root), no GPU, nothing fetched at start.
@@ -40,7 +41,7 @@ class Case:
 
     def options(self) -> AnalysisOptions:
         folder = self.folder
-        comparison = next(iter(sorted(folder.glob("result_*.csv"))))
+        comparison = next(iter(sorted(folder.glob("result_*.csv")) or sorted(folder.glob("compare_result_*.csv"))))
         kwargs: dict[str, Any] = {"comparison": comparison}
         if (folder / "build.json").is_file():
             kwargs["build_config"] = folder / "build.json"
@@ -58,6 +59,9 @@ CASES = (
     Case("quant_symmetric", SCENARIOS / "quant_symmetric__byte_transformer__attention_int8__s0"),
     Case("clean_fp16", SCENARIOS / "clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0"),
     Case("crepe_example", EXAMPLES / "crepe_tiny_bn_fold"),
+    # msprobe's default summary mode (statistics only) and its MD5 mode: no cosine in either.
+    Case("msprobe_statistics", REALTOOL / "msprobe_argument_mismatch__small_convnet__layer_norm_eps__L1_statistics"),
+    Case("msprobe_md5", REALTOOL / "msprobe_parameter_mismatch__detector__cls_head_weights__L1_md5"),
 )
 
 
@@ -92,6 +96,35 @@ def write_case(case: Case, outdir: Path, lang: str) -> Path:
     """Analyse ``case`` and write its HTML report (and report.json beside it) into ``outdir``; returns
     the page."""
     return write_reports(analyse(case.options()), outdir, ["html", "json"], lang)[0]
+
+
+def write_index(root: Path, lang: str) -> Path:
+    """A nightly batch over three committed scenarios, run twice with a regression in between (a clean
+    job broken by an FP16 overflow): its index.html, with each job's reports in ``lang``."""
+    from advisor.cli import main
+
+    folder = {case.name: case.folder for case in CASES}
+    jobs = {"team_a/mtcnn.rnet_fp16": folder["clean_fp16"], "team_a/bert.large_fp16": folder["clean_fp16"],
+            "team_b/crepe_tiny.bn_fold": folder["crepe_example"]}
+    inputs = root / "inputs"
+    for name, scenario in jobs.items():
+        (inputs / name).mkdir(parents=True, exist_ok=True)
+        source = next(iter(sorted(scenario.glob("result_*.csv"))))
+        shutil.copyfile(source, inputs / name / source.name)
+    out = root / "batch"
+    run = ["batch", "--scan", str(inputs), "-o", str(out), "--workers", "1", "--format", "html,json", "--lang", lang,
+           "-q"]
+    for night in (1, 2):
+        if night == 2:   # the new driver breaks one job
+            target = inputs / "team_a/bert.large_fp16"
+            for old in target.glob("result_*.csv"):
+                old.unlink()
+            source = next(iter(sorted(folder["fp16_overflow"].glob("result_*.csv"))))
+            shutil.copyfile(source, target / source.name)
+        code = main(run)
+        if code not in (0, 1):
+            raise RuntimeError(f"advisor batch failed with exit code {code}")
+    return out / "index.html"
 
 
 def chromium_path() -> str | None:

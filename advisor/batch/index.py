@@ -53,13 +53,15 @@ class JobRow:
     notes: int
     transition: str
     transition_label: str
-    new: tuple[str, ...]             # "problem-node: problem_node at Conv_3"
+    new: tuple[str, ...]             # "Problem node at Conv_3 (error)": one per event, not its propagation
     fixed: tuple[str, ...]
     persists: int
     report: str | None               # link to the preferred report, relative to the index (or --link-base)
     reports: tuple[tuple[str, str], ...]   # (format, link) for every report written
     error: str | None
     trend: Markup
+    new_propagated: int = 0          # new findings explained as the propagation of another (not listed)
+    fixed_propagated: int = 0
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,8 @@ def _row(job: JobState, output: Path, link_base: str | None) -> JobRow:
         errors=verdict.errors if verdict else 0, warnings=verdict.warnings if verdict else 0,
         notes=verdict.notes if verdict else 0, transition=job.transition,
         transition_label=TRANSITION_LABELS[job.transition],
-        new=tuple(_finding_text(f) for f in changes.new), fixed=tuple(_finding_text(f) for f in changes.fixed),
+        new=_events(changes.new), fixed=_events(changes.fixed),
+        new_propagated=sum(f.explained for f in changes.new), fixed_propagated=sum(f.explained for f in changes.fixed),
         persists=len(changes.persists), report=reports[0][1] if reports else None, reports=reports,
         error=result.error, trend=Markup(trend_svg([_point(r) for r in job.trend])))
 
@@ -196,9 +199,15 @@ def _cosine(result: ResultRow) -> str:
     return fmt_value(result.verdict.output_cosine) if result.verdict else "—"
 
 
+def _events(findings: Sequence[FindingRecord]) -> tuple[str, ...]:
+    """One line per finding that is not explained as another's propagation, titled as the report titles
+    it ("Problem node at Conv_3 (error)"): five ops deviating after a root cause are one new problem."""
+    return tuple(_finding_text(f) for f in findings if not f.explained)
+
+
 def _finding_text(finding: FindingRecord) -> str:
     where = f" at {finding.op}" if finding.op else ""
-    return f"{finding.rule}: {finding.kind}{where} ({finding.severity})"
+    return f"{verdict_label(finding.kind)}{where} ({finding.severity})"
 
 
 def _preferred(files: Sequence[str]) -> list[str]:

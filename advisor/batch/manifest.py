@@ -37,7 +37,10 @@ keys mean what the same ``advisor run`` options mean; project settings (``adviso
 underneath, as for ``advisor run``.
 
 ``graph``, ``dumps`` and ``config`` are what ``advisor run --graph --dumps --config`` reads; they are
-hashed too (a change re-runs the job) and recorded in the history. A job's reports include the
+hashed too (a change re-runs the job) and recorded in the history. ``evidence: {graph: "*.onnx",
+golden: cpu, target: npu, config: "build*.json"}`` at the top makes a job that does not name one of them
+take it from beside its input, found by those names (a role left out: its documented names, see
+advisor/batch/evidence.py, which ``advisor batch --scan`` always uses). A job's reports include the
 remedy files (``remedy/``) when its diagnosis has a fix, and with ``verify`` the repro packs (``replay/``).
 
 A mistake (unknown key, wrong type, duplicate name) stops the batch before anything runs, with
@@ -60,9 +63,11 @@ from ..remedy import parse_backends
 from ..report import get_reporter
 from ..text import suggest
 from ..yamlfile import LineDict, load_yaml
+from .evidence import ROLES as EVIDENCE_ROLES
+from .evidence import Evidence, find_evidence, patterns
 from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_layer
 
-TOP_KEYS = ("title", "output", "history", "workers", "allow_outside", "defaults", "jobs")
+TOP_KEYS = ("title", "output", "history", "workers", "allow_outside", "evidence", "defaults", "jobs")
 JOB_KEYS = ("name", "input", "output", "graph", "dumps", "config", *OPTION_KEYS)
 DUMPS_KEYS = ("golden", "target")
 DEFAULT_OUTPUT = "advisor-batch"
@@ -96,7 +101,8 @@ def load_manifest(path: Path, settings: ProjectConfig, *, output: Path | None = 
         reader.fail("'jobs' must be a non-empty list of jobs", root, "jobs" if "jobs" in root else None)
     base_layers = [settings_layer(settings), default_layer]
     allow_outside = reader.boolean(root, "allow_outside") if "allow_outside" in root else False
-    jobs = [_job(reader, node, base, out, base_layers, settings, allow_outside) for node in nodes]
+    names = _evidence_names(reader, root)
+    jobs = [_job(reader, node, base, out, base_layers, settings, allow_outside, names) for node in nodes]
     check_unique(jobs, lambda job, message: reader.fail(message, line=job.line))
     workers = root.get("workers")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -184,8 +190,22 @@ def read_options(reader: _Reader, node: LineDict, base: Path) -> dict[str, Any]:
     return layer
 
 
+def _evidence_names(reader: _Reader, root: LineDict) -> dict[str, tuple[str, ...]] | None:
+    """The manifest's ``evidence:`` (role -> globs, over the documented names), or None without one."""
+    if "evidence" not in root:
+        return None
+    node = root["evidence"]
+    if not isinstance(node, LineDict):
+        reader.fail("'evidence' must be a mapping of roles (graph, golden, target, config) to file names", root,
+                    "evidence")
+    reader.check_keys(node, EVIDENCE_ROLES, "evidence")
+    given = {role: ([node[role]] if isinstance(node[role], str) else reader.strings(node, role)) for role in node}
+    return patterns({role: tuple(g.strip() for g in globs if g.strip()) for role, globs in given.items()})
+
+
 def _job(reader: _Reader, node: Any, base: Path, out: Path, base_layers: list[Mapping[str, Any]],
-         settings: ProjectConfig, allow_outside: bool = False) -> Job:
+         settings: ProjectConfig, allow_outside: bool = False,
+         evidence: Mapping[str, tuple[str, ...]] | None = None) -> Job:
     if not isinstance(node, LineDict):
         reader.fail("each job is a mapping with at least 'name' and 'input'", node)
     reader.check_keys(node, JOB_KEYS, "job")
@@ -209,9 +229,10 @@ def _job(reader: _Reader, node: Any, base: Path, out: Path, base_layers: list[Ma
                     "(or set 'allow_outside: true' at the top of the manifest)", node, "output")
     outdir = out / (Path(output).expanduser() if output and allow_outside else output or name)
     options = merge_layers([*base_layers, read_options(reader, node, base)])
-    return make_job(name, input_path, outdir, options, graph=reader.path(node, "graph", base), dumps=dumps,
-                    config=reader.path(node, "config", base), settings=settings.source,
-                    line=node.where()[0])
+    found = find_evidence(input_path.parent, evidence) if evidence is not None else Evidence()
+    return make_job(name, input_path, outdir, options, graph=reader.path(node, "graph", base) or found.graph,
+                    dumps=dumps or found.dumps, config=reader.path(node, "config", base) or found.config,
+                    settings=settings.source, line=node.where()[0])
 
 
 def _formats(reader: _Reader, node: LineDict) -> tuple[str, ...]:

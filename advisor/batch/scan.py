@@ -5,6 +5,10 @@ time (msaccucmp's ``result_<timestamp>.csv``). So by default a *folder* is a job
 path under DIR, and it analyses the newest result in it (last in name order, which is time order for
 msaccucmp names): night after night the same job, one trend. ``every_file`` makes each file a job
 of its own (named by its path without the suffix) instead.
+
+The graph, the dump folders and the build config lying beside a result are that job's ``--graph``,
+``--dumps`` and ``--config``, found by their documented names (advisor/batch/evidence.py), so a
+scanned job gets the verdict ``advisor run`` gives with them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, NoReturn
 
 from ..config import ProjectConfig
 from ..errors import UsageError
+from .evidence import find_evidence, patterns
 from .jobs import Batch, Job, make_job, merge_layers, settings_layer
 from .manifest import DEFAULT_OUTPUT, HISTORY_FILE, batch_digest, check_job_name, check_unique
 
@@ -23,8 +28,9 @@ DEFAULT_PATTERN = "result_*.csv"
 
 def scan_batch(folder: Path, options: Mapping[str, Any], settings: ProjectConfig, *, output: Path | None = None,
                history: Path | None = None, pattern: str = DEFAULT_PATTERN, every_file: bool = False,
-               workers: int | None = None) -> Batch:
-    """``options``: the batch's option layer (from the command line), see jobs.merge_layers."""
+               workers: int | None = None, evidence: Mapping[str, tuple[str, ...]] | None = None) -> Batch:
+    """``options``: the batch's option layer (from the command line), see jobs.merge_layers;
+    ``evidence``: names of the evidence beside each result replacing the documented ones (role -> globs)."""
     if not folder.is_dir():
         raise UsageError("not a folder to scan", path=folder)
     out = output or Path(DEFAULT_OUTPUT)
@@ -35,12 +41,15 @@ def scan_batch(folder: Path, options: Mapping[str, Any], settings: ProjectConfig
     merged = merge_layers([settings_layer(settings), options])
     chosen, ignored = (found, 0) if every_file else _newest_per_folder(found)
     jobs = []
+    names = patterns(evidence)
     for path in chosen:
         name = _job_name(path, folder, every_file)
         problem = check_job_name(name)
         if problem:
             raise UsageError(f"cannot name a job after '{name}': it {problem}", path=path)
-        jobs.append(make_job(name, path.absolute(), out / name, merged, settings=settings.source))
+        found = find_evidence(path.parent, names)
+        jobs.append(make_job(name, path.absolute(), out / name, merged, graph=found.graph, dumps=found.dumps,
+                             config=found.config, settings=settings.source))
 
     def fail(job: Job, message: str) -> NoReturn:
         raise UsageError(message, path=folder)
@@ -48,8 +57,20 @@ def scan_batch(folder: Path, options: Mapping[str, Any], settings: ProjectConfig
     check_unique(jobs, fail)
     notes = [f"{ignored} older result(s) ignored: a folder is one job and analyses its newest result "
              f"(use --all-results for one job per file)"] if ignored else []
+    notes += _evidence_note(jobs)
     return Batch(source=f"scan:{folder.resolve()}", digest=batch_digest(jobs), title=f"{folder.resolve().name}",
                  output=out, history=history or out / HISTORY_FILE, jobs=jobs, workers=workers, notes=notes)
+
+
+def _evidence_note(jobs: list[Job]) -> list[str]:
+    """How many jobs got which evidence from beside their result (said once when the batch starts)."""
+    counts = {"a graph": sum(j.graph is not None for j in jobs), "dumps": sum(j.dumps is not None for j in jobs),
+              "a build config": sum(j.config is not None for j in jobs)}
+    found = [f"{what} for {n}" for what, n in counts.items() if n]
+    if not found:
+        return []
+    return [f"evidence beside the results: {', '.join(found)} of {len(jobs)} job(s) (README 'Nightly watch'; "
+            f"--evidence ROLE=GLOB to name it)"]
 
 
 def _newest_per_folder(found: list[Path]) -> tuple[list[Path], int]:

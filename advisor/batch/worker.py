@@ -20,7 +20,7 @@ from multiprocessing.connection import wait
 
 from ..advice import AdviceBook
 from ..diagnosis import Diagnosis
-from ..errors import AdvisorError
+from ..errors import AdvisorError, DiskFullError
 from ..pipeline import analyse
 from ..report import build_view, get_reporter, remedy_files, write_outputs
 from ..report.model import ReportView
@@ -53,7 +53,7 @@ def run_job(task: JobTask) -> JobOutcome:
             return JobOutcome(job.name, "unchanged", digest, time.perf_counter() - start, inputs,
                               cpu=time.process_time() - cpu)
         diagnosis = analyse(job.analysis_options())
-        view = build_view(diagnosis, job.lang)
+        view = build_view(diagnosis, job.lang, job.outdir)
         files = [(get_reporter(f).filename, get_reporter(f).render(view)) for f in job.formats] + remedy_files(view)
     except AdvisorError as exc:
         return failed(job.name, exc.one_line(), time.perf_counter() - start, digest, inputs)
@@ -71,11 +71,14 @@ def run_job(task: JobTask) -> JobOutcome:
 def publish(outcome: JobOutcome) -> JobOutcome:
     """Write an analysed job's report set into its folder (in the batch process, see the module
     docstring) and return the outcome without the file texts. A report folder that cannot be
-    written is that job's failure, as it was when the worker wrote it."""
+    written is that job's failure, as it was when the worker wrote it; a full disk stops the batch (every
+    later job would fail the same way), with one line."""
     if not outcome.files:
         return outcome
     try:
         write_outputs(outcome.report_dir or ".", outcome.files)
+    except DiskFullError:
+        raise
     except AdvisorError as exc:
         return failed(outcome.job, exc.one_line(), outcome.duration, outcome.job_hash, outcome.inputs)
     return replace(outcome, files=[])

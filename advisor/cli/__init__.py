@@ -33,7 +33,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "node": ("node", "everything known about one op"),
     "tensor": ("tensor", "statistics and a histogram of one tensor (.npy)"),
     "diff": ("diff", "compare two tensors: metrics, tolerance, worst elements, probes"),
+    "docs": ("docs", "the documentation messages cite (docs/NAME.md): list the topics or print one"),
 }
+FIRST_STEPS = """first steps:
+  advisor run RESULT.csv -o report      analyse a comparison, write report.html/md/json/txt
+  advisor run RESULT.csv --dumps GOLDEN:TARGET --graph model.onnx --config build.json   with the evidence
+  advisor ops RESULT.csv --below cosine=0.98     look at the ops by hand
+  advisor docs                           the documentation topics (advisor docs formats...)
+  advisor COMMAND --help                 a command's options"""
 
 
 def command_help(name: str) -> str:
@@ -65,7 +72,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Every command with its options; given ``argv``, only the command it names is loaded and the
     others are listed by their one-line help (enough for ``advisor --help``)."""
-    parser = _Parser(prog="advisor", description="Explain why a network's numbers drifted after migration.")
+    parser = _Parser(prog="advisor", description="Explain why a network's numbers drifted after migration.",
+                     epilog=FIRST_STEPS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"advisor {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     named = next((arg for arg in argv if not arg.startswith("-")), None) if argv is not None else None
@@ -83,7 +91,11 @@ def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> 
     caller that goes on (tests, a Python session) keeps its collector as it was."""
     argv = list(sys.argv[1:] if argv is None else argv)
     release_freed_memory()
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    if not argv:                      # `advisor` alone: what it does and the commands, not one error line
+        print(parser.format_help(), end="")
+        return EXIT_BAD_INPUT
+    args = parser.parse_args(argv)
     if freeze_imports:
         _freeze_imported_objects()
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..batch import BatchResult, load_manifest, run_batch, scan_batch
+from ..batch.evidence import parse_patterns
 from ..batch.records import JobOutcome
 from ..batch.scan import DEFAULT_PATTERN
 from ..cluster import connect, require_distributed, worker_threads
@@ -41,6 +42,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"with --scan: file names of comparison results (default: {DEFAULT_PATTERN})")
     parser.add_argument("--all-results", action="store_true",
                         help="with --scan: one job per file (default: one job per folder, its newest result)")
+    parser.add_argument("--evidence", action="append", metavar="ROLE=GLOB",
+                        help="with --scan: the name of the graph, golden, target (dump folders) or config beside "
+                             "each result, instead of the documented ones (model.onnx, golden/, target/, "
+                             "build.json...); an empty GLOB ignores that role; repeatable")
     parser.add_argument("-o", "--output", type=Path, metavar="OUTDIR",
                         help="folder for index.html, digest.md and the job reports (default: the manifest's "
                              "'output', else ./advisor-batch)")
@@ -78,13 +83,15 @@ def execute(args: argparse.Namespace) -> int:
     if args.manifest is not None:
         given = [option.flags[0] for option in ANALYSIS_OPTIONS if getattr(args, option.dest) is not None]
         given += ["--pattern"] * (args.pattern != DEFAULT_PATTERN) + ["--all-results"] * args.all_results
+        given += ["--evidence"] * bool(args.evidence)
         if given:
             raise UsageError(f"{', '.join(given)}: only with --scan; a manifest sets analysis options in its "
                              f"'defaults:' or per job")
         batch = load_manifest(args.manifest, settings, output=args.output, history=args.db)
     else:
         batch = scan_batch(args.scan, scan_options(args), settings, output=args.output, history=args.db,
-                           pattern=args.pattern, every_file=args.all_results)
+                           pattern=args.pattern, every_file=args.all_results,
+                           evidence=parse_patterns(args.evidence or ()))
     if not args.quiet:
         for note in batch.notes:
             print(f"advisor batch: {note}", flush=True)

@@ -10,12 +10,13 @@ import textwrap
 from ..errors import AdvisorError, UsageError
 from ..facts.thresholds import Thresholds
 from ..graph import read_graph
-from ..ingest import read_comparison
+from ..ingest.table import STAT_DIFF_COLUMNS
 from ..inputfiles import input_path
 from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
 from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
 from ..inspect.node import NodeReport, inspect_node
 from . import command_help
+from .inputs import add_dump_pair_arguments, read_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "NAME is an op name (fuzzy: a unique substring will do), a golden op it was fused from, "
                     "or an op index.")
     parser.add_argument("name", metavar="NAME", help="op name, golden op name or op index")
-    parser.add_argument("comparison", type=input_path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("comparison", type=input_path, nargs="?", metavar="RESULT.csv", help="comparison result")
+    add_dump_pair_arguments(parser)
     parser.add_argument("--graph", type=input_path, metavar="FILE", help="model graph (ONNX, GE dump, OM JSON)")
     parser.add_argument("--depth", type=int, default=1, metavar="K",
                         help="predecessors and successors up to K data edges away (default 1)")
@@ -38,13 +40,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def execute(args: argparse.Namespace) -> int:
     if args.depth < 0:
         raise UsageError("--depth must be 0 or more")
-    table = read_comparison(args.comparison)
+    table = read_table(args)
     graph = read_graph(args.graph) if args.graph else None
     diagnosis = None
     if not args.no_findings:
         from ..pipeline import AnalysisOptions, analyse
         try:
-            diagnosis = analyse(AnalysisOptions(comparison=args.comparison))
+            diagnosis = analyse(AnalysisOptions(comparison=args.comparison, bench=args.bench, target=args.target))
         except AdvisorError as exc:  # the findings are extra: show the rest and say why they are missing
             print(f"advisor: warning: no findings (the analysis failed: {exc.one_line()})", file=sys.stderr)
     report = inspect_node(args.name, table, graph, depth=args.depth, diagnosis=diagnosis)
@@ -78,7 +80,8 @@ def node_text(report: NodeReport, *, colour: bool = False, width: int | None = N
             lines.append(f"  ... {len(report.attributes) - 30} more (see --json)")
     if report.tensors:
         metrics = [m for m in ("cosine", "relative_euclidean_distance", "max_abs_error", "mean_relative_error",
-                               "kl_divergence") if any(m in t.metrics for t in report.tensors)]
+                               "kl_divergence", *STAT_DIFF_COLUMNS, "checksum_differs")
+                   if any(m in t.metrics for t in report.tensors)]
         headers = ["tensor", "dtype", "shape", "ovf", *(SHORT_NAMES.get(m, m) for m in metrics)]
         rows, tints = [], []
         for t in report.tensors:

@@ -8,12 +8,12 @@ import json
 from ..errors import UsageError
 from ..facts.thresholds import Thresholds
 from ..graph import read_graph
-from ..ingest import read_comparison
 from ..inputfiles import input_path
-from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
+from ..inspect.common import SHORT_NAMES, fmt, jsonable, parse_threshold, render_table, use_colour
 from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
 from ..inspect.ops import OpSummary, list_ops
 from . import command_help
+from .inputs import add_dump_pair_arguments, read_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="One line per op: index, type, name, fused-from ops and its worst input and output "
                     "metrics (lowest cosine, highest errors). Names and types match fuzzily (case and "
                     "separators ignored).")
-    parser.add_argument("comparison", type=input_path, metavar="RESULT.csv", help="comparison result")
+    parser.add_argument("comparison", type=input_path, nargs="?", metavar="RESULT.csv", help="comparison result")
+    add_dump_pair_arguments(parser)
     parser.add_argument("--graph", type=input_path, metavar="FILE", help="model graph, for fused-from ops and passes")
     parser.add_argument("--name", metavar="SUBSTR", help="keep ops whose name (or a fused-from op) contains it")
     parser.add_argument("--type", dest="op_type", metavar="TYPE", help="keep ops whose type contains it")
@@ -39,11 +40,12 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be 0 or more")
     below = parse_threshold(args.below) if args.below else None
     above = parse_threshold(args.above) if args.above else None
-    table = read_comparison(args.comparison)
+    table = read_table(args)
     graph = read_graph(args.graph) if args.graph else None
     ops = list_ops(table, graph, name=args.name, op_type=args.op_type, below=below, above=above, limit=args.limit)
     if args.json:
-        print(json.dumps(jsonable({"comparison": str(args.comparison), "count": len(ops),
+        print(json.dumps(jsonable({"comparison": str(args.comparison or f"{args.bench} vs {args.target}"),
+                                   "count": len(ops),
                                    "ops": [op.to_dict() for op in ops]}), indent=2))
         return 0
     print(ops_text(ops, colour=use_colour(), thresholds=project_thresholds()))
@@ -52,11 +54,26 @@ def execute(args: argparse.Namespace) -> int:
 
 def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = None,
              thresholds: Thresholds | None = None) -> str:
-    """The output cosine is coloured by the op's own limit (advisor/inspect/limits.py): ``thresholds``
+    """The ops as a table with the metrics the comparison has: cosine and errors per tensor, or the
+    relative error of each statistic (msprobe's summary mode), or whether the checksums differ. The
+    output cosine is coloured by the op's own limit (advisor/inspect/limits.py): ``thresholds``
     (default: knowledge/thresholds.yaml as shipped)."""
     if not ops:
         return "no op matches"
-    thresholds = thresholds or project_thresholds()
+    metrics = list(ops[0].outputs)
+    if "cosine" in metrics or not metrics:
+        return _tensor_ops_text(ops, colour=colour, width=width, thresholds=thresholds or project_thresholds())
+    headers = ["#", "type", "name", *(f"out {SHORT_NAMES.get(m, m)}" for m in metrics)]
+    rows, tints = [], []
+    for op in ops:
+        rows.append([fmt(op.index), op.op_type, op.name, *(fmt(op.outputs.get(m)) for m in metrics)])
+        bad = op.overflow or any(op.outputs.get(m, 0.0) > 0 for m in metrics if m == "checksum_differs")
+        tints.append([None, None, "red" if bad else None, *([None] * len(metrics))])
+    table = render_table(headers, rows, width=width, shrink=(2,), colours=tints, colour=colour)
+    return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
+
+
+def _tensor_ops_text(ops: list[OpSummary], *, colour: bool, width: int | None, thresholds: Thresholds) -> str:
     headers = ["#", "type", "name", "fused from", "in cos", "out cos", "out red", "out max_abs"]
     rows, tints = [], []
     for op in ops:
@@ -70,4 +87,3 @@ def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = 
         tints.append([None, None, "red" if bad else None, None, None, tint, None, None])
     table = render_table(headers, rows, width=width, shrink=(3, 2), colours=tints, colour=colour)
     return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
-

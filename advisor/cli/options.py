@@ -22,6 +22,7 @@ class Option:
     flags: tuple[str, ...]
     settings: dict[str, Any] = field(default_factory=dict)   # argparse keywords but the default
     default: Any = None                                      # advisor run's default
+    group: str = "judging"                                   # advisor run --help's group (run.py)
 
     @property
     def dest(self) -> str:
@@ -34,7 +35,8 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
     Option(("--no-builtin-rules",), {"action": "store_true", "help": "use only the packs given with --rules"},
            False),
     Option(("--input-nodes",), {"metavar": "A;B", "help": "names of the network's input ops, separated by ';' "
-                                                          "(default: Data ops, else the first op)"}, ""),
+                                                          "(default: Data ops, else the first op)"}, "",
+           group="evidence"),
     Option(("--threshold",), {"action": "append", "metavar": "[DTYPE.]METRIC=VALUE",
                               "help": "override a threshold, e.g. cosine=0.995 or float16.cosine=0.98; repeatable"},
            []),
@@ -43,11 +45,13 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
     Option(("--disable",), {"action": "append", "metavar": "RULE", "help": "do not fire this rule; repeatable"}, []),
     Option(("--severity",), {"action": "append", "metavar": "RULE=LEVEL",
                              "help": "change a rule's severity (error, warning, info); repeatable"}, []),
-    Option(("--lang",), {"choices": ("en", "zh"), "help": "report language (default: en)"}, "en"),
+    Option(("--lang",), {"choices": ("en", "zh"), "help": "report language (default: en)"}, "en", group="output"),
     Option(("--format",), {"metavar": "LIST", "help": "comma-separated report formats (default: "
-                                                      f"{','.join(DEFAULT_FORMATS)})"}, ",".join(DEFAULT_FORMATS)),
+                                                      f"{','.join(DEFAULT_FORMATS)})"}, ",".join(DEFAULT_FORMATS),
+           group="output"),
     Option(("--comparison-format",), {"metavar": "NAME",
-                                      "help": "force the input format instead of detecting it from the header"}),
+                                      "help": "force the input format instead of detecting it from the header"},
+           group="inputs"),
     Option(("--max-op-facts",), {"type": int, "metavar": "N",
                                  "help": f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS}); the "
                                          "inputs, the output and the first and last entry are always kept, and the "
@@ -55,10 +59,12 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
 )
 
 
-def add_analysis_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, defaults: bool) -> None:
-    """Register the shared options; ``defaults``: with advisor run's defaults, else ``None`` (not given)."""
+def add_analysis_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, defaults: bool,
+                         groups: dict[str, argparse._ArgumentGroup] | None = None) -> None:
+    """Register the shared options; ``defaults``: with advisor run's defaults, else ``None`` (not given).
+    ``groups``: each option goes to the group its ``group`` names (advisor run --help), else to ``parser``."""
     for option in ANALYSIS_OPTIONS:
         default = option.default if defaults else None
         if isinstance(default, list):
             default = list(default)          # argparse appends to its default: a fresh list per parser
-        parser.add_argument(*option.flags, default=default, **option.settings)
+        (groups or {}).get(option.group, parser).add_argument(*option.flags, default=default, **option.settings)

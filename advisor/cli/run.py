@@ -17,7 +17,9 @@ from ..progress import ProgressBar
 from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
 from ..report.labels import labels_for, plural
+from ..report.sharpen import sharpen_hints
 from . import command_help
+from .inputs import add_dump_pair_arguments, check_comparison
 from .options import add_analysis_options
 
 DEFAULT_OUTDIR = "advisor-report"
@@ -26,50 +28,56 @@ DEFAULT_OUTDIR = "advisor-report"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help=command_help("run"),
                                    description="Analyse a comparison result (msaccucmp CSV) and write advice "
-                                               "reports.")
-    parser.add_argument("input", type=input_path, nargs="?",
+                                               "reports.",
+                                   epilog="Exit codes: 0 analysed, 1 a finding reached --fail-on, 2 bad input or "
+                                          "usage, 3 an internal error. Formats and options in depth: advisor docs.")
+    inputs = parser.add_argument_group("inputs", "the comparison to analyse: a result file, or two msprobe dump.json")
+    evidence = parser.add_argument_group(
+        "evidence", "what else the two runs left behind: each one sharpens the diagnosis (the report's 'What would "
+                    "sharpen this' says which would)")
+    judging = parser.add_argument_group("thresholds and rules", "how the comparison is judged")
+    output = parser.add_argument_group("output", "the reports, the remedy files and the exit code")
+    inputs.add_argument("input", type=input_path, nargs="?",
                         help="comparison result, e.g. result_20240101120000.csv (msaccucmp, msprobe, or any "
                              "CSV with --mapping)")
-    parser.add_argument("--bench", type=input_path, metavar="DUMP_JSON",
-                        help="msprobe dump.json of the reference run; with --target instead of INPUT")
-    parser.add_argument("--target", type=input_path, metavar="DUMP_JSON",
-                        help="msprobe dump.json of the target run, compared with --bench by statistics")
-    parser.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
+    add_dump_pair_arguments(inputs)
+    inputs.add_argument("--mapping", type=input_path, metavar="MAPPING.yaml",
                         help="column mapping for a CSV from a tool advisor does not know (docs/formats.md)")
-    parser.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
+    evidence.add_argument("--dumps", metavar="GOLDEN_DIR:TARGET_DIR",
                         help="the dump folders the comparison was made from: probes the input tensors for "
                              "channel order, normalisation, layout, scale and geometry")
-    parser.add_argument("--overflow", type=input_path, metavar="DIR",
+    evidence.add_argument("--overflow", type=input_path, metavar="DIR",
                         help="hardware overflow records (Opdebug.Node_OpDebug.*) with the raw dumps of the same run: "
                              "each record's kind (float, FP32->FP16 conversion, accumulation) joined to its op")
-    parser.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
+    evidence.add_argument("--config", type=input_path, metavar="BUILD.json|yaml",
                         help="the target's build config (MagicMind or ATC knobs) as evidence")
-    parser.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
+    evidence.add_argument("--simulation", type=input_path, metavar="SIM_RESULT.csv",
                         help="with --config: the comparison of the framework's fake-quant simulation of the build "
                              "(e.g. an AMCT fake-quant model) against the float model: tells a layer int8 cannot "
                              "hold from a target-only (backend) error")
-    parser.add_argument("--graph", type=input_path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
+    evidence.add_argument("--graph", type=input_path, metavar="MODEL.onnx|ge_proto_N_Build.txt|MODEL.json",
                         help="the model graph (ONNX model, GE graph dump or OM model as JSON): joins ops by name, "
                              "reads inputs from graph predecessors, names fusion passes and draws the root cause's "
                              "neighbourhood")
-    parser.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
+    evidence.add_argument("--fusion", type=input_path, metavar="fusion_result.json",
                         help="the fusion report of the target build (fusion passes that took effect)")
-    parser.add_argument("--verify", action="store_true",
+    evidence.add_argument("--verify", action="store_true",
                         help="with --graph model.onnx and --dumps: check the diagnosis on the CPU with ONNX Runtime "
                              "(replay the blamed op on the target's inputs, emulate the target's precision, apply each "
                              "remedy step) and let the rules judge the results (docs/verify.md)")
-    add_analysis_options(parser, defaults=True)       # shared with advisor batch --scan (options.py)
-    parser.add_argument("--project-config", type=input_path, metavar="FILE",
+    add_analysis_options(parser, defaults=True,     # shared with advisor batch --scan (options.py)
+                         groups={"inputs": inputs, "evidence": evidence, "judging": judging, "output": output})
+    judging.add_argument("--project-config", type=input_path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
                              "current folder)")
-    parser.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
+    output.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
                         help=f"write the remedy files for this backend ({', '.join(BACKEND_NAMES)} or all); "
                              "repeatable or comma-separated (default: the --config build's tool, else all)")
-    parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
+    output.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
                         help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
-    parser.add_argument("--fail-on", choices=("error", "warning"),
+    output.add_argument("--fail-on", choices=("error", "warning"),
                         help="exit with 1 when a finding reaches this severity")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    output.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -83,6 +91,8 @@ def execute(args: argparse.Namespace) -> int:
         diagnosis = analyse(options, stage=bar.stage)
         bar.stage("writing reports")
         written = write_reports(diagnosis, args.output, formats=formats, lang=args.lang)
+    for line in warning_lines(diagnosis, args.lang):
+        print(line, file=sys.stderr, flush=True)
     if not args.quiet:
         try:
             print(summary(diagnosis, args.lang, written), flush=True)
@@ -93,10 +103,7 @@ def execute(args: argparse.Namespace) -> int:
 
 def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> AnalysisOptions:
     """Project settings first, the command line on top: lists add up, single values override."""
-    if (args.bench is None) != (args.target is None):
-        raise UsageError("--bench and --target go together: the two msprobe dump.json files to compare")
-    if (args.input is None) == (args.bench is None):
-        raise UsageError("give either a comparison result (INPUT) or --bench and --target, not both or neither")
+    check_comparison(args)
     input_nodes = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()) or tuple(config.input_nodes)
     return AnalysisOptions(
         comparison=args.input, mapping=args.mapping, bench=args.bench, target=args.target,
@@ -148,6 +155,12 @@ def exit_code(diagnosis: Diagnosis, fail_on: str | None) -> int:
     return 0
 
 
+def warning_lines(diagnosis: Diagnosis, lang: str) -> list[str]:
+    """The run's warnings as ``advisor run`` prints them, on stderr (stdout is the summary scripts read)."""
+    words = labels_for(lang)
+    return [f"advisor: {words['term.warning'].format(text=w)}" for w in diagnosis.warnings]
+
+
 def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     """What the terminal shows after a run, in the report's language (labels: term.* in report/labels.py)."""
     words = labels_for(lang)
@@ -174,6 +187,10 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
         lines.append(words["term.fix"].format(
             text=render_advice(root, lang, preferred_backends(diagnosis.backends, bool(net.get("training"))),
                                AdviceBook(diagnosis.advice_pages)).summary))
+    hints = sharpen_hints(diagnosis)
+    if hints:
+        lines.append(words["term.sharpen"])
+        lines.extend(words["term.sharpen_item"].format(option=h.option, text=h.text[lang]) for h in hints)
     active = [f for f in diagnosis.findings if f.explained_by is None]
     counts = {s: sum(f.severity == s for f in active) for s in SEVERITY_RANK}
     explained = len(diagnosis.findings) - len(active)
@@ -181,7 +198,6 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
                                     (("error", "term.errors"), ("warning", "term.warnings"), ("info", "term.notes")))
     lines.append(words["term.findings"].format(counts=tally)
                  + (words["term.explained"].format(n=explained) if explained else ""))
-    lines.extend(words["term.warning"].format(text=w) for w in diagnosis.warnings)
     reports = [p for p in written if p.name.startswith("report.")]
     lines.append(words["term.reports"].format(files=", ".join(str(p) for p in reports)))
     remedy = diagnosis.remedy
@@ -193,14 +209,22 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
 
 
 def _judged(net: dict, words: dict[str, str], consistent: bool) -> str:
-    """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
-    text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
+    """How much of the comparison the verdict speaks for, in parts that add up to the compared rows:
+    tensors judged, the rows that are no tensor of their own (a call's arguments, compared by value;
+    the tensor an in-place update writes, judged through its output), and tensors that could not be
+    judged."""
+    compared, judged = int(net.get("compared_tensors", 0)), int(net.get("judged_tensors", 0))
+    unjudged = int(net.get("unjudged_tensors", 0))
+    text = words["term.judged"].format(judged=judged, compared=compared)
+    other = compared - judged - unjudged
+    if other > 0:
+        text += words["term.judged_other"].format(n=other)
     if net.get("checksums_compared"):
         text += words["term.judged_checksums"].format(n=net["checksums_compared"],
                                                       differ=net.get("checksums_differ", 0))
     elif consistent:
         deviating = net.get("deviating_ops") or 0
         text += words["term.judged_allowed"].format(n=deviating) if deviating else words["term.judged_within"]
-    if net.get("unjudged_tensors"):
-        text += words["term.unjudged"].format(n=net["unjudged_tensors"])
+    if unjudged:
+        text += words["term.unjudged"].format(n=unjudged)
     return text

@@ -85,6 +85,10 @@ class OpPoint:
     op: str
     cosine: float | None
     error: float | None           # the secondary metric named in Series.error_metric
+    # The metrics of a layout without cosine (Series.metrics: msprobe statistics' relative errors of
+    # max/min/mean/norm; checksum mode's differing tensors), and the call's direction (forward/backward).
+    values: dict[str, float | None] = field(default_factory=dict)
+    direction: str | None = None
 
 
 @dataclass
@@ -103,6 +107,7 @@ class KeyOp:
     deviates: bool
     overflow: bool
     source_line: int | None             # first line of the op's rows in the comparison
+    values: dict[str, float | None] = field(default_factory=dict)   # the layout's own metrics (Series.metrics)
 
 
 @dataclass
@@ -114,6 +119,13 @@ class Series:
     cosine_threshold: float
     error_threshold: float | None
     total_ops: int                      # ops before downsampling
+    # What the comparison's layout measures (advisor/diagnosis/layout.py): "tensor" (cosine and errors per
+    # tensor), "statistics" (msprobe summary mode, dump.json pairs: OpPoint.values holds the relative
+    # error of each statistic) or "checksum" (MD5 mode: OpPoint.values holds the differing checksums).
+    layout: str = "tensor"
+    metrics: tuple[str, ...] = ()       # the keys of OpPoint.values, in the order they are drawn
+    metric_threshold: float | None = None   # the dtype's limit on the norm's relative error (statistics)
+    checksums: tuple[int, int] | None = None   # checksum mode: (tensors compared, tensors differing)
 
 
 @dataclass
@@ -141,6 +153,15 @@ class Neighbourhood:
     side: str = ""                      # target or golden graph
     more_inputs: int = 0                # inputs and successors left out of the drawing
     more_outputs: int = 0
+
+
+@dataclass
+class SourceRows:
+    """The comparison's own rows behind the ops a report shows (advisor/report/source_rows.py)."""
+
+    file: str                                          # the comparison file
+    header: str                                        # its first line
+    by_op: dict[int, list[tuple[int, str]]] = field(default_factory=dict)   # op index -> (line, text)
 
 
 @dataclass
@@ -174,6 +195,7 @@ class Diagnosis:
     # renders advice from these and the built-in pages (advice.AdviceBook), never from another run's.
     advice_pages: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     verification: Verification | None = None             # the checks on the CPU (advisor run --verify)
+    source_rows: SourceRows | None = None                # rows of the comparison file, embedded in the report
     post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
     rule_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # rule id -> its former ids
 

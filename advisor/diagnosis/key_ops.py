@@ -16,6 +16,7 @@ import pandas as pd
 from ..facts.builder import FactSet
 from ..ingest.table import row_at, text_mask
 from . import KeyOp
+from .layout import TENSOR, OpMetrics
 
 MAX_ENTRIES = 10          # ops where error enters, first ones in execution order
 WORST = 10                # worst ops by output cosine
@@ -23,8 +24,9 @@ NEIGHBOURS = 2            # ops before and after the root cause in execution ord
 MAX_OUTPUTS = 3
 
 
-def key_ops(facts: FactSet, root_index: int | None) -> list[KeyOp]:
-    """The ops that matter, in execution order, each with the reasons it was chosen."""
+def key_ops(facts: FactSet, root_index: int | None, metrics: OpMetrics | None = None) -> list[KeyOp]:
+    """The ops that matter, in execution order, each with the reasons it was chosen; ``metrics``: the
+    layout's own per-op metrics (statistics, checksums), which then also say which ops are worst."""
     ops = facts.ops
     if not len(ops):
         return []
@@ -40,10 +42,7 @@ def key_ops(facts: FactSet, root_index: int | None) -> list[KeyOp]:
     entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool) if "error_enters" in ops \
         else np.zeros(len(ops), dtype=bool)
     mark(np.flatnonzero(entries)[:MAX_ENTRIES], "entry")
-    cosine = ops["out_cosine"].to_numpy(dtype=float)
-    compared = np.flatnonzero(np.isfinite(cosine))
-    worst = compared[np.argsort(cosine[compared], kind="stable")[:WORST]]
-    mark(worst[cosine[worst] < 1.0], "worst")
+    mark(_worst(ops, metrics), "worst")
     if root is not None:
         mark(_neighbours(facts, root), "neighbour")
     outputs = np.flatnonzero(ops["is_output"].to_numpy(dtype=bool)) if "is_output" in ops else np.array([], int)
@@ -51,7 +50,25 @@ def key_ops(facts: FactSet, root_index: int | None) -> list[KeyOp]:
         # A Node_Output row is no op of its own: the output is the op its golden dump was written from.
         outputs = np.flatnonzero(text_mask(ops["op"], lambda texts: texts == facts.network["output_op"]))[-1:]
     mark(outputs[:MAX_OUTPUTS], "output")
-    return [_row(ops, position, tags) for position, tags in sorted(roles.items())]
+    rows = [_row(ops, position, tags) for position, tags in sorted(roles.items())]
+    if metrics is not None and metrics.layout != TENSOR:
+        for row in rows:
+            row.values = metrics.of(row.index)
+    return rows
+
+
+def _worst(ops: pd.DataFrame, metrics: OpMetrics | None) -> np.ndarray:
+    """Positions of the worst ops: the lowest output cosines below 1, or, for a layout without cosine,
+    the largest relative errors of a statistic (differing checksums) above 0."""
+    if metrics is not None and metrics.layout != TENSOR and metrics.frame is not None:
+        per_op = metrics.frame.reindex(ops.index)
+        badness = -per_op[[c for c in metrics.columns if c != "checksums_compared"]].max(axis=1).to_numpy(dtype=float)
+        below = 0.0
+    else:
+        badness, below = ops["out_cosine"].to_numpy(dtype=float), 1.0
+    compared = np.flatnonzero(np.isfinite(badness) | np.isneginf(badness))
+    worst = compared[np.argsort(badness[compared], kind="stable")[:WORST]]
+    return worst[badness[worst] < below]
 
 
 def _position(ops: pd.DataFrame, index: int | None) -> int | None:

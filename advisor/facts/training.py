@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..ingest.msprobe_names import split_tensor_names
 from ..ingest.table import equal_texts, row_at
 from .modes import mark_mode_evidence
 from .ops import gradient_owner
@@ -150,8 +151,14 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     slots = _ObjectsAt(frame["slot"])
 
     def label(at: int) -> str:
+        """The argument's name: its role's (``eps``), the keyword it was passed by (``mode``), or its slot."""
         name = role_names[at]
-        return str(name) if isinstance(name, str) else (f"input {slots[at]}" if pd.notna(slots[at]) else "value")
+        if isinstance(name, str):
+            return name
+        if pd.notna(slots[at]):
+            return f"input {slots[at]}"
+        keyword = split_tensor_names(pd.Series([tensor_ids[at]], dtype=object))["arg"].iloc[0]
+        return str(keyword) if pd.notna(keyword) else "value"
 
     # Parameters and buffers that differ before the first backward row: the weights the runs start from.
     state = np.flatnonzero(rows["state_differs"].to_numpy(dtype=bool) & start & in_ops)

@@ -85,7 +85,7 @@ class DumpPairEntry:
     detected from a header and ``read_comparison`` cannot read it."""
 
     name: str = FORMAT
-    expected_header: str = "two dump.json files, read with read_dump_pair (advisor run --bench A --target B)"
+    expected_header: str = "two dump.json files: advisor run --bench BENCH/dump.json --target TARGET/dump.json"
 
     def matches(self, header_fields: list[str]) -> bool:
         return False

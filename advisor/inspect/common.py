@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputFormatError, UsageError
 from ..filekind import FileKind, sniff
-from ..ingest.table import METRIC_COLUMNS
+from ..ingest.table import METRIC_COLUMNS, STAT_DIFF_COLUMNS
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, comparison_format, scan_folder
 from .tensor_text import read_text
@@ -33,6 +33,9 @@ SHORT_NAMES: dict[str, str] = {
     "cosine": "cos", "max_abs_error": "max_abs", "accumulated_relative_error": "acc_rel",
     "relative_euclidean_distance": "red", "kl_divergence": "kl", "mean_absolute_error": "mae",
     "root_mean_square_error": "rmse", "max_relative_error": "max_rel", "mean_relative_error": "mean_rel",
+    # msprobe's statistics layout: the relative error of each statistic; MD5 mode: the checksums differ.
+    "max_rel_diff": "max rel", "min_rel_diff": "min rel", "mean_rel_diff": "mean rel", "norm_rel_diff": "norm rel",
+    "checksum_differs": "md5 differs",
 }
 
 
@@ -43,8 +46,8 @@ def metric_name(text: str) -> str:
     key = {"cosine_similarity": "cosine", "relative_euclidean_distance": "relative_euclidean_distance",
            "kullback_leibler_divergence": "kl_divergence", "max_absolute_error": "max_abs_error"}.get(key, key)
     key = METRIC_ALIASES.get(key, key)
-    if key not in METRIC_COLUMNS:
-        raise UsageError(f"unknown metric {text!r}: use one of {', '.join(METRIC_COLUMNS)} "
+    if key not in METRIC_COLUMNS and key not in STAT_DIFF_COLUMNS:
+        raise UsageError(f"unknown metric {text!r}: use one of {', '.join(METRIC_COLUMNS + STAT_DIFF_COLUMNS)} "
                          f"(or {', '.join(METRIC_ALIASES)})")
     return key
 

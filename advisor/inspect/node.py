@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..diagnosis import Diagnosis
+from ..diagnosis.layout import metric_columns, metric_values
 from ..errors import UsageError
 from ..graph import Graph
-from ..ingest.table import METRIC_COLUMNS, ComparisonTable
+from ..ingest.table import ComparisonTable
 from .common import fuzzy_contains, jsonable, safe_name
 from .ops import OpSummary, summarise_ops
 
@@ -143,18 +144,20 @@ def _graph_node(graph: Graph, name: str) -> Any:
 def _tensor_rows(table: ComparisonTable, op: OpSummary) -> list[TensorRow]:
     frame = table.frame
     if op.index is not None:
-        part = frame[(frame["op_index"] == op.index).fillna(False).to_numpy(dtype=bool)]
+        mask = (frame["op_index"] == op.index).fillna(False).to_numpy(dtype=bool)
     else:
-        part = frame[(frame["op_name"] == op.name).fillna(False).to_numpy(dtype=bool)]
-    metrics = [m for m in METRIC_COLUMNS if m in table.present_metrics] or list(METRIC_COLUMNS)
+        mask = (frame["op_name"] == op.name).fillna(False).to_numpy(dtype=bool)
+    part = frame[mask]
+    metrics = metric_columns(table)
+    values = {m: metric_values(table, m)[mask] for m in metrics}
     rows = []
-    for _, row in part.iterrows():
+    for k, (_, row) in enumerate(part.iterrows()):
         rows.append(TensorRow(
             tensor=_opt(row["tensor_id"]) or "", io=_opt(row["io"]) or "",
             slot=None if _opt(row["slot"]) is None else int(row["slot"]),
             dtype=_opt(row["npu_dtype"]), shape=_opt(row["shape"]),
             overflow=None if _opt(row["overflow"]) is None else bool(row["overflow"]),
-            metrics={m: float(row[m]) for m in metrics},
+            metrics={m: float(values[m][k]) for m in metrics},
             fail_reason=_opt(row["compare_fail_reason"]), direction=_opt(row["direction"])))
     return rows
 

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..diagnosis.layout import metric_columns, metric_values
 from ..facts.ops import Groups  # the facts' vectorised group-by (one grouping for both)
 from ..graph import Graph
-from ..ingest.table import METRIC_COLUMNS, ComparisonTable
+from ..ingest.table import ComparisonTable
 from .common import HIGHER_IS_BETTER, fuzzy_contains, jsonable, safe_name
 
 
@@ -53,7 +54,7 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
     over rows in op order), so a million rows cost column operations, not a pandas step per op."""
     frame = table.frame
     member = ~frame["is_network_output"].fillna(False).to_numpy(dtype=bool)
-    metrics = [m for m in METRIC_COLUMNS if m in table.present_metrics] or list(METRIC_COLUMNS)
+    metrics = metric_columns(table)
     op_code, index = _op_codes(frame, member)
     is_input = (frame["io"] == "input").fillna(False).to_numpy(dtype=bool)
     groups = Groups(2 * op_code + ~is_input, member)  # side 0: inputs, 1: the other tensors
@@ -74,8 +75,7 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
 
     worst_in, worst_out = {}, {}
     for m in metrics:
-        reduced = groups.reduce(np.fmin if m in HIGHER_IS_BETTER else np.fmax,
-                                frame[m].to_numpy(dtype=np.float64, na_value=np.nan))
+        reduced = groups.reduce(np.fmin if m in HIGHER_IS_BETTER else np.fmax, metric_values(table, m))
         worst_in[m], worst_out[m] = per_op(reduced, 0, np.nan).tolist(), per_op(reduced, 1, np.nan).tolist()
     overflow = groups.reduce(np.logical_or, frame["overflow"].fillna(False).to_numpy(dtype=bool))
     overflow = per_op(overflow, 0, False) | per_op(overflow, 1, False)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..diagnosis import Diagnosis
-from ..errors import UsageError
+from ..errors import UsageError, write_failure
 from .model import SCHEMA, ReportView
 from .outset import publish
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
@@ -32,10 +32,10 @@ __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "
            "write_reports"]
 
 
-def render(diagnosis: Diagnosis, fmt: str, lang: str = "en") -> str:
-    """One report as text."""
+def render(diagnosis: Diagnosis, fmt: str, lang: str = "en", base: Path | None = None) -> str:
+    """One report as text; ``base``: the folder it will be written to (paths are shown relative to it)."""
     reporter = get_reporter(fmt)
-    return reporter.render(build_view(diagnosis, lang))
+    return reporter.render(build_view(diagnosis, lang, base))
 
 
 def write_reports(diagnosis: Diagnosis, outdir: str | Path,
@@ -48,7 +48,7 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
     reporters = [get_reporter(fmt) for fmt in dict.fromkeys(formats)]
     if not reporters:
         raise UsageError(f"no report format given: choose from {', '.join(REPORTERS)}")
-    view = build_view(diagnosis, lang)
+    view = build_view(diagnosis, lang, Path(outdir))
     rendered = [(r.filename, r.render(view)) for r in reporters]
     return write_outputs(outdir, rendered + remedy_files(view) + repro_files(diagnosis))
 
@@ -99,7 +99,7 @@ def _write_all(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:
             os.replace(temp, final)
     except OSError as exc:
         _discard(staged, created)
-        raise UsageError(f"cannot write the reports: {exc.strerror or exc}", path=outdir) from None
+        raise write_failure("the reports", exc, outdir) from None
     except BaseException:
         _discard(staged, created)
         raise

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from ..advice import LANGUAGES
 from .labels_post import POST_OVERRIDES, POST_TEXTS
+from .layout_labels import LAYOUT_TEXTS
 from .verify_labels import VERIFY_TEXTS
 
 # key: (English, Chinese)
@@ -39,6 +40,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "findings": ("Findings", "发现"),
     "finding": ("Finding", "发现"),
     "propagation_of": ("Explained by {cause}", "由{cause}解释"),
+    # A finding explained by another is one event with it, never a second error (its severity in report.json).
+    "symptom.explained": ("explained by it", "由其解释"),
     "kind": ("Kind", "类型"),
     "op": ("Op", "算子"),
     "index": ("Index", "序号"),
@@ -163,12 +166,20 @@ TEXTS: dict[str, tuple[str, str]] = {
     "knob.activation_calibration": ("activation calibration", "激活校准方法"),
     "knob.activation_percentile": ("activation percentile", "激活截断百分位"),
     # The terminal summary of `advisor run` (advisor/cli/run.py). Keys ending _one/_many: see plural().
+    "term.sharpen": ("What would sharpen this:", "补充以下输入可使诊断更准确："),
+    "term.sharpen_item": ("  {option}\n    {text}", "  {option}\n    {text}"),
+    "sharpen.title": ("What would sharpen this", "补充什么输入可使诊断更准确"),
+    "sharpen.intro": ("Inputs this run did not have that would change or refine the diagnosis:",
+                      "本次运行缺少以下输入，补充后可改变或细化诊断："),
     "term.header": ("advisor {version}: {comparison} ({format}, {rows} rows, {ops} ops)",
                     "advisor {version}：{comparison}（{format}，{rows} 行，{ops} 个算子）"),
     "term.verdict": ("Verdict: {text}", "结论：{text}"),
     "term.consistent": ("consistent - {judged}.", "一致：{judged}。"),
     "term.no_root_cause": ("no root cause found ({judged}).", "未找到根因（{judged}）。"),
-    "term.judged": ("{judged} of {compared} compared tensors judged", "{compared} 个比对张量中已判定 {judged} 个"),
+    # Parts of the compared rows that add up to them (advisor/cli/run.py: _judged).
+    "term.judged": ("{compared} compared: {judged} tensors judged", "比对 {compared} 项：已判定 {judged} 个张量"),
+    "term.judged_other": (", {n} arguments and in-place updates, not judged as tensors",
+                          "，{n} 个参数与原地更新，不作为张量判定"),
     "term.judged_checksums": (" ({n} by checksum, {differ} differing)", "（{n} 个按校验和比对，{differ} 个不同）"),
     "term.judged_within": (", all within their dtype's thresholds", "，全部在其数据类型的阈值之内"),
     "term.judged_allowed": (", {n} op(s) outside their dtype's thresholds as the rules allow",
@@ -283,7 +294,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "key_ops.out_max_abs_error": ("Max abs error", "最大绝对误差"),
     "key_ops.status": ("Status", "状态"),
     "key_ops.line": ("Line", "行"),
-    "key_ops.line_title": ("{file}, line {line}", "{file} 第 {line} 行"),
+    "key_ops.line_title": ("line {line}: the op's rows of the comparison, below",
+                           "第 {line} 行：该算子在比对结果中的行，见下方"),
+    "source.title": ("Rows of the comparison", "比对结果中的行"),
+    "source.intro": ("The rows of {file} behind the ops above, as the tool wrote them (long rows cut).",
+                     "上述算子在 {file} 中的行，保持工具写出的原样（过长的行已截断）。"),
+    "source.op": ("{location}: lines {lines}", "{location}：第 {lines} 行"),
     "role.root": ("root cause", "根因"),
     "role.entry": ("error enters", "误差引入"),
     "role.worst": ("worst", "最差"),
@@ -324,6 +340,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "override.severity": ("Severity changes", "严重程度调整"),
     "override.settings": ("Settings file", "设置文件"),
     **VERIFY_TEXTS,
+    **LAYOUT_TEXTS,
 }
 
 TEXTS.update(POST_TEXTS)       # advisor post's words (labels_post.py)

@@ -101,8 +101,8 @@ class KeyOpView:
     status: str                        # overflow | deviates | agrees | unknown
     status_label: str
     source_line: int | None
-    source_href: str | None            # the comparison file (a file: URI), when it exists
-    source_title: str                  # "result.csv, line 12"
+    source_href: str | None            # "#src-L<line>": the op's first row, embedded further down the page
+    source_title: str                  # "line 12: the op's rows of the comparison, below"
     finding: str | None                # id of the finding shown for this op (an anchor in the page)
 
 
@@ -178,6 +178,32 @@ class RemedyView:
 
 
 @dataclass(frozen=True)
+class SourceOpView:
+    """One op's rows of the comparison file, embedded in the page (an anchor per row: ``src-L<line>``)."""
+
+    index: int
+    anchor: str                        # "src-op-<index>"
+    title: str                         # "op 11 Functional.layer_norm.0.forward: lines 62–67"
+    rows: tuple[tuple[int, str], ...]  # (line, text)
+
+
+@dataclass(frozen=True)
+class SourceView:
+    file: str                          # the comparison, as the report names it (relative or by name)
+    header: str
+    ops: tuple[SourceOpView, ...]
+
+
+@dataclass(frozen=True)
+class HintView:
+    """An input that would sharpen the diagnosis (advisor/report/sharpen.py): the exact option, and why."""
+
+    id: str
+    option: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ReportView:
     language: str
     labels: Mapping[str, str]
@@ -209,4 +235,9 @@ class ReportView:
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
     remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)
     verification: VerificationView | None = None  # the checks on the CPU (advisor run --verify)
+    key_op_columns: tuple[tuple[str, str], ...] = ()   # (metric key, column label) of the per-op table
+    key_op_main: int = 1                         # the column a short table (Markdown) shows: output cosine...
+    plot_caption: str = ""                       # what the plot draws, for a layout without cosine
+    sharpen: tuple[HintView, ...] = ()           # inputs that would change or refine the diagnosis
+    source: SourceView | None = None             # the comparison's rows behind the ops shown
     post: PostExhibit | None = None              # advisor post: one image's boxes and the fitted maps

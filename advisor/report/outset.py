@@ -40,7 +40,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from ..errors import UsageError
+from ..errors import UsageError, write_failure
 
 try:
     import fcntl
@@ -76,7 +76,7 @@ def publish(outdir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
             finally:
                 _collect_leftovers(outdir, store)         # on failure: the new folder and its new links
     except OSError as exc:
-        raise UsageError(f"cannot write the reports: {exc.strerror or exc}", path=outdir) from None
+        raise write_failure("the reports", exc, outdir) from None
     return [outdir.joinpath(*n.parts) for n in names]
 
 

@@ -93,6 +93,7 @@ def report_payload(view: ReportView) -> dict[str, Any]:
         "thresholds": thresholds,
         "overrides": {row.key: row.value for row in view.overrides},
         "warnings": list(view.warnings),
+        "sharpen": [{"id": h.id, "option": h.option, "why": h.text} for h in view.sharpen],
         "remedy": _remedy(view.remedy),
         "verification": view.verification.payload if view.verification is not None else None,
         **({"post": _post(view.post)} if view.post is not None else {}),

@@ -5,6 +5,11 @@ text that comes from the model (op names, finding titles) goes through ``_esc``.
 NaN) leave gaps; long series are thinned to at most four points per pixel column (first, min, max,
 last), which keeps the shape and a few thousand ops within some tens of kilobytes.
 
+Each plot is drawn for a ``Geometry``: ``WIDE`` for desktops, ``NARROW`` for phones (fewer units
+across and larger type, so the page shows it at the screen's width with legible text and the root
+cause in view; the page picks one by its width). A layout without cosine (msprobe statistics,
+checksums) is drawn by advisor/report/plot_layouts.py with the same parts.
+
 Hovering anywhere over the plot names the op under the pointer: a transparent band per point (per
 HOVER_PX-wide column of points when the series is longer than the plot is wide, naming the column's
 worst op) carries an SVG ``<title>``, which browsers show as a tooltip without any script.
@@ -26,16 +31,42 @@ from .text import fmt_value
 
 MarkerRole = Literal["root", "finding", "symptom"]
 
-WIDTH = 880
-PANEL_HEIGHT = 190
-LEFT, RIGHT, TOP, GAP, BOTTOM = 64, 16, 48, 40, 40
-PLOT_WIDTH = WIDTH - LEFT - RIGHT
 LOG_RATIO = 1e3                      # error values spanning more than this get a log axis
 LOG_FLOOR = 1e-300                   # a log axis starts no lower (a subnormal 5e-324 has no 10**floor)
 HOVER_PX = 3                         # narrowest hover band: more points than this allows share a band
 COLORS = {"line": "#2563eb", "error": "#7c3aed", "threshold": "#dc2626", "root": "#dc2626",
           "finding": "#d97706", "symptom": "#6b7280", "axis": "#9ca3af", "text": "#374151"}
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where things go, in SVG units; the page scales the whole drawing to its column's width."""
+
+    name: str
+    width: int
+    left: int                        # room for the y tick labels
+    right: int
+    panel_height: int
+    gap: int                         # between two panels (room for the next panel's title)
+    bottom: int                      # under the last panel: x ticks and the axis label
+    title_px: int                    # font size of panel titles
+    small_px: int                    # font size of ticks, legend and labels
+    x_ticks: int                     # about this many ticks on the x axis
+
+    @property
+    def plot_width(self) -> int:
+        return self.width - self.left - self.right
+
+    def text_width(self, text: str, px: int | None = None) -> float:
+        """About how wide ``text`` is set in sans-serif at ``px`` (CJK glyphs are twice as wide)."""
+        size = px or self.small_px
+        return sum(size if ord(c) > 0x2E80 else size * 0.62 for c in text)
+
+
+WIDE = Geometry("wide", 880, 64, 16, 190, 40, 40, 13, 11, 8)
+NARROW = Geometry("narrow", 420, 52, 10, 170, 46, 46, 16, 14, 4)
+GEOMETRIES = (WIDE, NARROW)
 
 
 @dataclass(frozen=True)
@@ -91,37 +122,39 @@ def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def _linear_scale(values: list[float], threshold: float | None, top: float, ceiling: float | None) -> _Scale:
+def linear_scale(values: list[float], threshold: float | None, top: float, height: float,
+                 ceiling: float | None) -> _Scale:
     """Values, threshold and ``ceiling`` (1.0 for cosine) in view, with a margin on both sides."""
     points = values + ([threshold] if _finite(threshold) else [])
     low, high = min(points), max(points + ([ceiling] if ceiling is not None else []))
     span = high - low or max(abs(high) * 1e-3, 1e-3)
-    return _Scale(low - span * 0.06, high + span * 0.06, False, top, PANEL_HEIGHT)
+    return _Scale(low - span * 0.06, high + span * 0.06, False, top, height)
 
 
-def _error_scale(values: list[float], threshold: float | None, top: float) -> _Scale:
+def error_scale(values: list[float], threshold: float | None, top: float, height: float) -> _Scale:
     positive = [v for v in values + ([threshold] if _finite(threshold) else []) if v > 0]
     if positive and max(positive) / min(positive) >= LOG_RATIO:
         # Subnormal errors (msprobe writes MaxAbsErr 5e-324) are drawn at the floor of the axis.
         low = max(10.0 ** math.floor(math.log10(max(min(positive), LOG_FLOOR))), LOG_FLOOR)
         high = max(10.0 ** math.ceil(math.log10(max(positive))), low * 10)
-        return _Scale(low, high, True, top, PANEL_HEIGHT)
-    return _linear_scale(values, threshold, top, None)
+        return _Scale(low, high, True, top, height)
+    return linear_scale(values, threshold, top, height, None)
 
 
-class _XAxis:
-    def __init__(self, indices: list[int]) -> None:
+class XAxis:
+    def __init__(self, indices: list[int], geo: Geometry) -> None:
+        self.geo = geo
         self.low, self.high = min(indices), max(indices)
         if self.low == self.high:
             self.low, self.high = self.low - 1, self.high + 1
 
     def x(self, index: float) -> float:
-        return LEFT + PLOT_WIDTH * (index - self.low) / (self.high - self.low)
+        return self.geo.left + self.geo.plot_width * (index - self.low) / (self.high - self.low)
 
 
-def _thin(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+def _thin(points: list[tuple[float, float]], geo: Geometry) -> list[tuple[float, float]]:
     """At most first/min/max/last per pixel column (M4), so long series stay small."""
-    if len(points) <= 2 * PLOT_WIDTH:
+    if len(points) <= 2 * geo.plot_width:
         return points
     columns: dict[int, list[tuple[float, float]]] = {}
     for point in points:
@@ -144,76 +177,83 @@ def _segments(xs: list[float], values: list[float | None]) -> list[list[tuple[fl
     return [s for s in segments if s]
 
 
-def _line(xs: list[float], values: list[float | None], scale: _Scale, color: str) -> list[str]:
+def line(xs: list[float], values: list[float | None], scale: _Scale, color: str, geo: Geometry,
+         dash: str = "") -> list[str]:
     mapped = [scale.y(v) if _finite(v) else None for v in values]
     out = []
+    style = f' stroke-dasharray="{dash}"' if dash else ""
     for segment in _segments(xs, mapped):
         if len(segment) == 1:
             x, y = segment[0]
             out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"/>')
         else:
-            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in _thin(segment))
+            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in _thin(segment, geo))
             out.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="1.4" '
-                       f'stroke-linejoin="round"/>')
+                       f'stroke-linejoin="round"{style}/>')
     return out
 
 
-def _panel(title: str, top: float, xs: list[float], values: list[float | None], scale: _Scale | None,
-           threshold: float | None, color: str, labels: Mapping[str, str]) -> list[str]:
-    out = [f'<text x="{LEFT}" y="{top - 8:.1f}" class="t">{_esc(title)}</text>',
-           f'<rect x="{LEFT}" y="{top:.1f}" width="{PLOT_WIDTH}" height="{PANEL_HEIGHT}" fill="none" '
+def panel(geo: Geometry, title: str, top: float, scale: _Scale | None, threshold: float | None,
+          labels: Mapping[str, str], threshold_text: str | None = None) -> list[str]:
+    """A panel's title, frame, y ticks and threshold line (its lines are drawn by the caller)."""
+    left, width, height = geo.left, geo.plot_width, geo.panel_height
+    out = [f'<text x="{left}" y="{top - 8:.1f}" class="t">{_esc(title)}</text>',
+           f'<rect x="{left}" y="{top:.1f}" width="{width}" height="{height}" fill="none" '
            f'stroke="{COLORS["axis"]}"/>']
     if scale is None:
-        out.append(f'<text x="{LEFT + PLOT_WIDTH / 2:.1f}" y="{top + PANEL_HEIGHT / 2:.1f}" '
+        out.append(f'<text x="{left + width / 2:.1f}" y="{top + height / 2:.1f}" '
                    f'text-anchor="middle" class="t">{_esc(labels["plot_no_data"])}</text>')
         return out
     for tick in scale.ticks():
         y = scale.y(tick)
-        out.append(f'<line x1="{LEFT - 4}" x2="{LEFT + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" '
-                   f'stroke="#e5e7eb"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="s">'
+        out.append(f'<line x1="{left - 4}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
+        out.append(f'<text x="{left - 6}" y="{y + geo.small_px / 3:.1f}" text-anchor="end" class="s">'
                    f'{_esc(fmt_value(float(tick)))}</text>')
     if _finite(threshold):
         y = scale.y(threshold)  # type: ignore[arg-type]
-        label_y = y + 13 if y - scale.top < 16 else y - 4     # keep the label inside the panel
-        out.append(f'<g><title>{_esc(labels["threshold"])} {_esc(fmt_value(threshold))}</title>'
-                   f'<line x1="{LEFT}" x2="{LEFT + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" '
+        label_y = y + geo.small_px + 2 if y - scale.top < geo.small_px + 5 else y - 4   # inside the panel
+        text = f'{threshold_text or labels["threshold"]} {fmt_value(threshold)}'
+        out.append(f'<g><title>{_esc(text)}</title>'
+                   f'<line x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}" '
                    f'stroke="{COLORS["threshold"]}" stroke-dasharray="6 4" stroke-width="1.2"/>'
-                   f'<text x="{LEFT + PLOT_WIDTH - 4}" y="{label_y:.1f}" text-anchor="end" class="s" '
-                   f'fill="{COLORS["threshold"]}">{_esc(labels["threshold"])} {_esc(fmt_value(threshold))}'
-                   f'</text></g>')
-    return out + _line(xs, values, scale, color)
+                   f'<text x="{left + width - 4}" y="{label_y:.1f}" text-anchor="end" class="s" '
+                   f'fill="{COLORS["threshold"]}">{_esc(text)}</text></g>')
+    return out
 
 
-def _x_ticks(axis: _XAxis, bottom: float, labels: Mapping[str, str]) -> list[str]:
-    ticks = [t for t in _nice_ticks(axis.low, axis.high, 8) if float(t).is_integer()]
+def x_ticks(axis: XAxis, bottom: float, labels: Mapping[str, str]) -> list[str]:
+    geo = axis.geo
+    ticks = [t for t in _nice_ticks(axis.low, axis.high, geo.x_ticks) if float(t).is_integer()]
     out = []
     for tick in ticks:
         x = axis.x(tick)
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom:.1f}" y2="{bottom + 4:.1f}" '
                    f'stroke="{COLORS["axis"]}"/>')
-        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle" class="s">{int(tick)}</text>')
-    out.append(f'<text x="{LEFT + PLOT_WIDTH / 2:.1f}" y="{bottom + 32:.1f}" text-anchor="middle" '
-               f'class="s">{_esc(labels["plot_x"])}</text>')
+        out.append(f'<text x="{x:.1f}" y="{bottom + 4 + geo.small_px:.1f}" text-anchor="middle" class="s">'
+                   f'{int(tick)}</text>')
+    out.append(f'<text x="{geo.left + geo.plot_width / 2:.1f}" y="{bottom + 8 + 2 * geo.small_px:.1f}" '
+               f'text-anchor="middle" class="s">{_esc(labels["plot_x"])}</text>')
     return out
 
 
-def _cosine_at(index: int, cosines: dict[int, float | None], finite: list[int]) -> float | None:
-    """The cosine drawn at ``index``: its own (None when it is NaN), else that of the nearest point kept
+def _value_at(index: int, values: dict[int, float | None], finite: list[int]) -> float | None:
+    """The value drawn at ``index``: its own (None when it is NaN), else that of the nearest point kept
     by the engine's downsampling."""
-    if index in cosines:
-        return cosines[index]
+    if index in values:
+        return values[index]
     if not finite:
         return None
     pos = bisect.bisect_left(finite, index)
     nearest = min(finite[max(pos - 1, 0):pos + 1], key=lambda i: abs(i - index))
-    return cosines[nearest]
+    return values[nearest]
 
 
-def _markers(markers: Sequence[Marker], axis: _XAxis, cosines: dict[int, float | None], scale: _Scale | None,
-             top: float, bottom: float) -> list[str]:
+def markers_svg(markers: Sequence[Marker], axis: XAxis, values: dict[int, float | None], scale: _Scale | None,
+                top: float, bottom: float, rest_y: float | None = None) -> list[str]:
+    """The findings' marks on the line whose ``values`` (by op index) are drawn with ``scale``; a mark
+    without a value sits at ``rest_y`` (default: the panel's foot)."""
     out = []
-    finite = sorted(i for i, c in cosines.items() if c is not None)
+    finite = sorted(i for i, c in values.items() if c is not None)
     # Symptoms first, root cause last: the most important mark is drawn on top.
     order = {"symptom": 0, "finding": 1, "root": 2}
     for marker in sorted(markers, key=lambda m: order[m.role]):
@@ -221,8 +261,9 @@ def _markers(markers: Sequence[Marker], axis: _XAxis, cosines: dict[int, float |
             continue
         x = axis.x(marker.index)
         color = COLORS[marker.role]
-        cosine = _cosine_at(marker.index, cosines, finite)
-        y = scale.y(cosine) if scale is not None and cosine is not None else top + PANEL_HEIGHT
+        value = _value_at(marker.index, values, finite)
+        y = scale.y(value) if scale is not None and value is not None else \
+            (rest_y if rest_y is not None else top + axis.geo.panel_height)
         shapes = []
         if marker.role == "root":
             shapes.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="{color}" '
@@ -231,37 +272,28 @@ def _markers(markers: Sequence[Marker], axis: _XAxis, cosines: dict[int, float |
         fill = "none" if marker.role == "root" else color
         shapes.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{fill}" stroke="{color}" '
                       f'stroke-width="2"/>')
-        out.append(f'<g class="m-{marker.role}"><title>{_esc(marker.label)}</title>{"".join(shapes)}</g>')
+        out.append(f'<g class="m-{marker.role}" data-index="{marker.index}"><title>{_esc(marker.label)}</title>'
+                   f'{"".join(shapes)}</g>')
     return out
 
 
-def _point_text(point: OpPoint, error_metric: str, labels: Mapping[str, str]) -> str:
-    """"Pow_4 (op 5) · cosine similarity 0.5 · relative Euclidean distance 0.3"."""
-    parts = [labels["location.full"].format(op=point.op, index=point.index)]
-    if _finite(point.cosine):
-        parts.append(f'{data_label(labels, "metric", "cosine")} {fmt_value(point.cosine)}')
-    if _finite(point.error):
-        parts.append(f'{data_label(labels, "metric", error_metric)} {fmt_value(point.error)}')
-    return " · ".join(parts)
-
-
-def _hover_bands(points: list[OpPoint], xs: list[float], error_metric: str, top: float, bottom: float,
-                 labels: Mapping[str, str]) -> list[str]:
-    """Transparent bands over both panels, one per point (or per HOVER_PX column of points, naming
-    the column's worst op and how many it holds), each with a ``<title>``."""
+def hover_bands(points: Sequence[OpPoint], xs: list[float], texts: list[str], badness: list[float],
+                top: float, bottom: float, labels: Mapping[str, str], geo: Geometry) -> list[str]:
+    """Transparent bands over the panels, one per point (or per HOVER_PX column of points, naming
+    the column's worst op, the lowest ``badness``, and how many it holds), each with a ``<title>``."""
     columns: dict[int, list[int]] = {}
     for k, x in enumerate(xs):
-        columns.setdefault(int((x - LEFT) // HOVER_PX), []).append(k)
+        columns.setdefault(int((x - geo.left) // HOVER_PX), []).append(k)
     keys = sorted(columns)
     centres = [sum(xs[k] for k in columns[key]) / len(columns[key]) for key in keys]
     out = ['<g class="hv">']
     for n, key in enumerate(keys):
         members = columns[key]
         # Bands meet halfway between neighbouring columns, so the whole plot width answers a hover.
-        left = LEFT if n == 0 else (centres[n - 1] + centres[n]) / 2
-        right = LEFT + PLOT_WIDTH if n == len(keys) - 1 else (centres[n] + centres[n + 1]) / 2
-        worst = min(members, key=lambda k: points[k].cosine if _finite(points[k].cosine) else 2.0)
-        text = _point_text(points[worst], error_metric, labels)
+        left = geo.left if n == 0 else (centres[n - 1] + centres[n]) / 2
+        right = geo.left + geo.plot_width if n == len(keys) - 1 else (centres[n] + centres[n + 1]) / 2
+        worst = min(members, key=lambda k: badness[k])
+        text = texts[worst]
         if len(members) > 1:
             text = labels["plot_band"].format(n=len(members), first=points[members[0]].index,
                                              last=points[members[-1]].index, worst=text)
@@ -271,61 +303,92 @@ def _hover_bands(points: list[OpPoint], xs: list[float], error_metric: str, top:
     return out
 
 
-def _legend(labels: Mapping[str, str], roles: set[str]) -> list[str]:
-    items = [("root", labels["legend_root"]), ("finding", labels["legend_finding"]),
-             ("symptom", labels["legend_symptom"])]
+def legend(items: Sequence[tuple[str, str, str]], geo: Geometry) -> tuple[list[str], float]:
+    """Legend items ``(shape, colour, text)`` (shape: ``ring``, ``dot``, ``dash``, ``text``) laid out
+    left to right, wrapped to the plot's width; returns the markup and the height it takes."""
     out: list[str] = []
-    x = float(LEFT)
-    for role, text in items:
-        if role not in roles:
-            continue
-        out.append(f'<circle cx="{x + 5:.1f}" cy="10" r="5" fill="{"none" if role == "root" else COLORS[role]}" '
-                   f'stroke="{COLORS[role]}" stroke-width="2"/>'
-                   f'<text x="{x + 14:.1f}" y="14" class="s">{_esc(text)}</text>')
-        x += 28 + sum(12 if ord(c) > 0x2E80 else 6.5 for c in text)   # wide CJK glyphs
-    return out
+    x, y = float(geo.left), geo.small_px + 2.0
+    row = geo.small_px + 8
+    for shape, color, text in items:
+        width = 18 + geo.text_width(text) + 16 if shape != "text" else geo.text_width(text) + 12
+        if x + width > geo.width and x > geo.left:
+            x, y = float(geo.left), y + row
+        mid = y - geo.small_px / 3
+        if shape in ("ring", "dot"):
+            out.append(f'<circle cx="{x + 5:.1f}" cy="{mid:.1f}" r="5" fill="{"none" if shape == "ring" else color}" '
+                       f'stroke="{color}" stroke-width="2"/>')
+        elif shape == "dash":
+            out.append(f'<line x1="{x:.1f}" x2="{x + 12:.1f}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
+                       f'stroke-width="3"/>')
+        offset = 0 if shape == "text" else 16
+        out.append(f'<text x="{x + offset:.1f}" y="{y:.1f}" class="s">{_esc(text)}</text>')
+        x += width
+    return out, y + 10
 
 
-def render_svg(series: Series | None, markers: Sequence[Marker], labels: Mapping[str, str]) -> str | None:
-    """The SVG markup, or None when there is nothing to draw."""
+def marker_legend(markers: Sequence[Marker], labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    roles = {m.role for m in markers}
+    return [("ring" if role == "root" else "dot", COLORS[role], labels[f"legend_{role}"])
+            for role in ("root", "finding", "symptom") if role in roles]
+
+
+def svg_document(geo: Geometry, height: float, body: list[str], labels: Mapping[str, str], title: str) -> str:
+    """The ``<svg>`` element around ``body``: scales to its box's width, named for screen readers."""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {geo.width} {height:.0f}" '
+            f'width="100%" role="img" aria-label="{_esc(labels["plot"])}: {_esc(title)}" '
+            f'class="plot {geo.name}" data-geometry="{geo.name}">'
+            f'<title>{_esc(labels["plot"])}: {_esc(title)}</title>'
+            f'<style>.t{{font:600 {geo.title_px}px sans-serif;fill:#374151}}'
+            f'.s{{font:{geo.small_px}px sans-serif;fill:#4b5563}}'
+            '.hv rect{fill:#2563eb;fill-opacity:0}.hv rect:hover{fill-opacity:.1}</style>'
+            + "".join(body) + "</svg>")
+
+
+def point_text(point: OpPoint, metrics: Sequence[tuple[str, float | None]], labels: Mapping[str, str]) -> str:
+    """"Pow_4 (op 5) · cosine similarity 0.5 · relative Euclidean distance 0.3"."""
+    parts = [labels["location.full"].format(op=point.op, index=point.index)]
+    parts += [f"{data_label(labels, 'metric', name)} {fmt_value(value)}" for name, value in metrics
+              if value is not None and not math.isnan(value)]
+    return " · ".join(parts)
+
+
+def render_svg(series: Series | None, markers: Sequence[Marker], labels: Mapping[str, str],
+               geo: Geometry = WIDE) -> str | None:
+    """The SVG markup of a comparison with cosine (the ``tensor`` layout), or None when there is nothing
+    to draw; plot_layouts.render_plot draws every layout."""
     if series is None or not series.points:
         return None
     points = sorted(series.points, key=lambda p: p.index)
-    axis = _XAxis([p.index for p in points])
+    axis = XAxis([p.index for p in points], geo)
     xs = [axis.x(p.index) for p in points]
     cosines = [p.cosine if _finite(p.cosine) else None for p in points]
     errors = [p.error if _finite(p.error) else None for p in points]
-    has_errors = any(e is not None for e in errors)
-
-    cos_top = TOP
+    items = marker_legend(markers, labels)
+    if series.total_ops > len(points):
+        items.append(("text", "", labels["plot_shown"].format(shown=len(points), total=series.total_ops)))
+    body, legend_height = legend(items, geo)
+    cos_top = legend_height + geo.gap
     finite_cos = [c for c in cosines if c is not None]
-    cos_scale = (_linear_scale(finite_cos, series.cosine_threshold, cos_top, 1.0)
-                 if finite_cos else None)
-    body = _panel(data_label(labels, "metric", "cosine"), cos_top, xs, cosines, cos_scale,
-                  series.cosine_threshold, COLORS["line"], labels)
-    bottom = cos_top + PANEL_HEIGHT
-    if has_errors:
-        err_top = bottom + GAP
-        finite_err = [e for e in errors if e is not None]
-        err_scale = _error_scale(finite_err, series.error_threshold, err_top)
+    cos_scale = linear_scale(finite_cos, series.cosine_threshold, cos_top, geo.panel_height, 1.0) \
+        if finite_cos else None
+    body += panel(geo, data_label(labels, "metric", "cosine"), cos_top, cos_scale, series.cosine_threshold, labels)
+    if cos_scale is not None:
+        body += line(xs, cosines, cos_scale, COLORS["line"], geo)
+    bottom = cos_top + geo.panel_height
+    if any(e is not None for e in errors):
+        err_top = bottom + geo.gap
+        err_scale = error_scale([e for e in errors if e is not None], series.error_threshold, err_top,
+                                geo.panel_height)
         title = data_label(labels, "metric", series.error_metric)
         if err_scale.log:
             title += f" ({labels['log_scale']})"
-        body += _panel(title, err_top, xs, errors, err_scale, series.error_threshold, COLORS["error"], labels)
-        bottom = err_top + PANEL_HEIGHT
-    body += _x_ticks(axis, bottom, labels)
-    body += _hover_bands(points, xs, series.error_metric, cos_top, bottom, labels)
-    cos_lookup = {p.index: c for p, c in zip(points, cosines, strict=True)}
-    body += _markers(markers, axis, cos_lookup, cos_scale, cos_top, bottom)
-    body += _legend(labels, {m.role for m in markers})
-    if series.total_ops > len(points):
-        shown = labels["plot_shown"].format(shown=len(points), total=series.total_ops)
-        body.append(f'<text x="{LEFT + PLOT_WIDTH}" y="14" text-anchor="end" class="s">{_esc(shown)}</text>')
-    height = bottom + BOTTOM
-    title = data_label(labels, "metric", "cosine")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0f}" '
-            f'width="100%" role="img" aria-label="{_esc(labels["plot"])}" class="plot">'
-            f'<title>{_esc(labels["plot"])}: {_esc(title)}</title>'
-            '<style>.t{font:600 13px sans-serif;fill:#374151}.s{font:11px sans-serif;fill:#4b5563}'
-            '.hv rect{fill:#2563eb;fill-opacity:0}.hv rect:hover{fill-opacity:.1}</style>'
-            + "".join(body) + "</svg>")
+        body += panel(geo, title, err_top, err_scale, series.error_threshold, labels)
+        body += line(xs, errors, err_scale, COLORS["error"], geo)
+        bottom = err_top + geo.panel_height
+    body += x_ticks(axis, bottom, labels)
+    texts = [point_text(p, [("cosine", p.cosine), (series.error_metric, p.error)], labels) for p in points]
+    badness = [p.cosine if _finite(p.cosine) else 2.0 for p in points]
+    body += hover_bands(points, xs, texts, badness, cos_top, bottom, labels, geo)  # type: ignore[arg-type]
+    body += markers_svg(markers, axis, {p.index: c for p, c in zip(points, cosines, strict=True)}, cos_scale,
+                        cos_top, bottom)
+    return svg_document(geo, bottom + geo.bottom, body, labels, data_label(labels, "metric", "cosine"))

@@ -18,9 +18,10 @@ from .graph_svg import render_graph_svg
 from .markdown import md_code, md_fence, md_text
 from .model import ReportView
 from .payload import render_json
-from .plot import render_svg
+from .plot import NARROW, WIDE
+from .plot_layouts import render_plot
 from .template_cache import CompiledTemplates
-from .text import fmt_value, html_text, ref_link
+from .text import fmt_value, html_text, name_breaks, ref_link
 
 
 @runtime_checkable
@@ -45,7 +46,7 @@ def environment(folder: Path) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(html_text=html_text, ref_link=ref_link, md_code=md_code, md_text=md_text,
-                       md_fence=md_fence, oneline=oneline, value=fmt_value)
+                       md_fence=md_fence, oneline=oneline, value=fmt_value, breaks=name_breaks)
     compiled = cache_dir("templates")
     if compiled is not None:
         env.bytecode_cache = CompiledTemplates(compiled, env)
@@ -74,13 +75,17 @@ class HtmlReporter(TemplateReporter):
     """Self-contained: the stylesheet, the plots and the table-sorting script are inlined, nothing is fetched."""
 
     def context(self, view: ReportView) -> dict[str, Any]:
-        svg = render_svg(view.series, view.markers, view.labels)
+        # The plot twice: the page shows the wide drawing on desktops and the narrow one on phones.
+        svg = render_plot(view.series, view.markers, view.labels, WIDE)
+        svg_narrow = render_plot(view.series, view.markers, view.labels, NARROW)
         static = templates_dir() / "static"
         css = (static / "report.css").read_text(encoding="utf-8")
         sort_js = (static / "sort.js").read_text(encoding="utf-8")
+        focus_js = (static / "focus.js").read_text(encoding="utf-8")
         graph_svg = render_graph_svg(view.neighbourhood, view.labels)
         boxes_svg = render_boxes_svg(view.post, view.labels)
-        return {"svg": Markup(svg) if svg else None, "css": Markup(css), "sort_js": Markup(sort_js),
+        return {"svg": Markup(svg) if svg else None, "svg_narrow": Markup(svg_narrow) if svg_narrow else "",
+                "css": Markup(css), "sort_js": Markup(sort_js), "focus_js": Markup(focus_js),
                 "graph_svg": Markup(graph_svg) if graph_svg else None,
                 "boxes_svg": Markup(boxes_svg) if boxes_svg else None}
 

@@ -5,8 +5,7 @@ or that only machines need (ids, source line of the output row) stay in report.j
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..diagnosis import KeyOp
@@ -24,6 +23,7 @@ LABELLED_VALUES = ("output_source", "graph_side")
 TRAINING_COUNTS = ("argument_rows", "arguments_compared", "differing_arguments", "counter_rows", "checksums_compared",
                    "checksums_differ", "differing_parameters", "parameters_compared", "differing_buffers")
 ROLE_ORDER = ("root", "entry", "worst", "neighbour", "output")
+KEY_OP_METRICS = ("in_cosine", "out_cosine", "out_red", "out_max_abs_error")
 
 
 def display_text(value: Any, labels: Mapping[str, str]) -> str:
@@ -72,37 +72,37 @@ def override_rows(overrides: Mapping[str, Any], labels: Mapping[str, str]) -> li
     return rows
 
 
-def key_op_views(ops: Sequence[KeyOp], finding_at: Mapping[int, str], source: str | None,
-                 labels: Mapping[str, str]) -> tuple[KeyOpView, ...]:
+def key_op_columns(layout: str, metrics: Sequence[str]) -> tuple[str, ...]:
+    """The metric columns of the per-op table: the facts' cosines and errors, or the layout's own
+    (the relative error of each statistic; the differing and compared checksums)."""
+    return KEY_OP_METRICS if layout == "tensor" or not metrics else tuple(metrics)
+
+
+def key_op_views(ops: Sequence[KeyOp], finding_at: Mapping[int, str], labels: Mapping[str, str],
+                 columns: Sequence[str] = (), embedded: Collection[int] = ()) -> tuple[KeyOpView, ...]:
     """One row per op that matters. ``finding_at``: op index -> id of the finding shown for it;
-    ``source``: the comparison file, linked from each row's line number when it exists."""
-    href = None
-    name = ""
-    if source:
-        path = Path(source)
-        if path.is_file():
-            href, name = path.resolve().as_uri(), path.name
+    ``columns``: the metric columns (key_op_columns); ``embedded``: the ops whose rows of the comparison
+    the page embeds (each row's line number links to them)."""
+    columns = tuple(columns) or KEY_OP_METRICS
     views = []
     for op in ops:
         roles = tuple(r for r in ROLE_ORDER if r in op.roles)
-        status = ("overflow" if op.overflow else "deviates" if op.deviates else
-                  "agrees" if op.out_cosine is not None else "unknown")
-        line_title = (labels["key_ops.line_title"].format(file=name, line=op.source_line)
-                      if href and op.source_line is not None else "")
+        values = [getattr(op, c) if c in KEY_OP_METRICS else op.values.get(c) for c in columns]
+        compared = op.out_cosine is not None if columns == KEY_OP_METRICS else any(v is not None for v in values)
+        differs = (op.values.get("checksums_differ") or 0) > 0
+        status = ("overflow" if op.overflow else "deviates" if op.deviates else "differs" if differs else
+                  "agrees" if compared else "unknown")
+        linked = op.index in embedded and op.source_line is not None
         views.append(KeyOpView(
             index=op.index, op=op.op, op_type=op.op_type or "—", dtype=op.dtype or "—",
             roles=roles, role_labels=tuple(labels[f"role.{r}"] for r in roles),
-            metrics=tuple((json_safe(v), fmt_value(v)) for v in
-                          (op.in_cosine, op.out_cosine, op.out_red, op.out_max_abs_error)),
+            metrics=tuple((json_safe(v), fmt_value(v)) for v in values),
             status=status, status_label=labels[f"status.{status}"],
             source_line=op.source_line,
-            source_href=f"{href}#L{op.source_line}" if line_title else None,
-            source_title=line_title,
+            source_href=f"#src-L{op.source_line}" if linked else None,   # inside the op's block: opens it
+            source_title=labels["key_ops.line_title"].format(line=op.source_line) if linked else "",
             finding=finding_at.get(op.index)))
     return tuple(views)
-
-
-KEY_OP_METRICS = ("in_cosine", "out_cosine", "out_red", "out_max_abs_error")
 
 
 def threshold_grid(rows: Sequence[ThresholdRow]) -> ThresholdGrid:

@@ -95,6 +95,15 @@ def _html_inline(text: str) -> Markup:
     return Markup(re.sub(r"(?<![`\\])`([^`\n]+)`(?!`)", r"<code>\1</code>", escaped))
 
 
+NAME_BREAK = re.compile(r"(?<=[/._])(?=[^\s/._])")   # after a separator, before what follows it
+
+
+def name_breaks(value: Any) -> Markup:
+    """Escaped text where a long name may break after ``/``, ``.`` and ``_`` (a ``<wbr>``), so
+    ``layer1/attn/softmax`` wraps at ``/`` and never mid-word."""
+    return Markup("<wbr>").join(escape(part) for part in NAME_BREAK.split(str(value)))
+
+
 def ref_link(value: Any) -> Markup:
     """A reference: a link when it is an http(s) URL, escaped text otherwise."""
     text = str(value).strip()

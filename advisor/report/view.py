@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
-from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding
+from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding, Series
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
@@ -18,6 +19,7 @@ from .model import (
     FindingGroup,
     FindingView,
     FixView,
+    HintView,
     KeptOpView,
     PackView,
     RemedyFileView,
@@ -25,10 +27,14 @@ from .model import (
     RemedyView,
     ReportView,
     Row,
+    SourceOpView,
+    SourceView,
     ThresholdRow,
 )
+from .paths import shown_inputs, shown_path
 from .plot import Marker, MarkerRole
-from .run_details import key_op_views, network_rows, override_rows, threshold_grid
+from .run_details import key_op_columns, key_op_views, network_rows, override_rows, threshold_grid
+from .sharpen import sharpen_hints
 from .text import data_uri, fmt_confidence, fmt_value, json_safe
 from .verdict import cause_phrase, verdict_texts
 from .verification import verification_view
@@ -42,7 +48,9 @@ def check_language(lang: str) -> None:
         raise UsageError(f"unknown report language '{lang}': use one of {', '.join(LANGUAGES)}")
 
 
-def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
+def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None) -> ReportView:
+    """``base``: the folder the reports go to; input paths are shown relative to it (or by name), so a
+    shared report names no one's home folder."""
     check_language(lang)
     labels = labels_for(lang)
     if diagnosis.post is not None:      # advisor post: its verdicts speak of detections, not of a network
@@ -60,6 +68,9 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     verdict = verdict_texts(root, groups, diagnosis.network, lang, labels, answers_root)
     version = diagnosis.version or __version__
     thresholds = tuple(_threshold_rows(diagnosis.thresholds, labels))
+    series = diagnosis.series
+    source = _source_view(diagnosis, labels, base)
+    columns = key_op_columns(series.layout, series.metrics) if series is not None else key_op_columns("tensor", ())
     return ReportView(
         language=lang,
         labels=labels,
@@ -78,13 +89,20 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         vendor_blocks=verdict.vendor_blocks,
         network=tuple(_rows(diagnosis.network, labels, "network", skip=("id", "fact"))),
         network_summary=tuple(network_rows(diagnosis.network, labels)),
-        inputs=tuple(_rows(diagnosis.inputs, labels, "input")),
-        packs=tuple(PackView(p.name, p.version, p.source, p.rules) for p in diagnosis.packs),
+        inputs=tuple(_rows(shown_inputs(diagnosis.inputs, base), labels, "input")),
+        packs=tuple(PackView(p.name, p.version, shown_path(p.source, base), p.rules) for p in diagnosis.packs),
         thresholds=thresholds,
         threshold_grid=threshold_grid(thresholds),
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
         settings=tuple(override_rows(diagnosis.overrides, labels)),
-        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), diagnosis.inputs.get("comparison"), labels),
+        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), labels, columns,
+                             {op.index for op in source.ops} if source else set()),
+        key_op_columns=tuple((c, labels.get(f"key_ops.{c}", c)) for c in columns),
+        key_op_main=next((n for n, c in enumerate(columns) if c in ("out_cosine", "norm_rel_diff", "checksums_differ")),
+                         0),
+        plot_caption=_plot_caption(series, labels),
+        sharpen=tuple(HintView(h.id, h.option, h.text[lang]) for h in sharpen_hints(diagnosis)),
+        source=source,
         warnings=tuple(diagnosis.warnings),
         series=diagnosis.series,
         markers=_markers(groups),
@@ -94,6 +112,38 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         if diagnosis.verification is not None else None,
         post=diagnosis.post,
     )
+
+
+def _source_view(diagnosis: Diagnosis, labels: Mapping[str, str], base: Path | None) -> SourceView | None:
+    """The comparison's rows behind the ops the page shows, one expandable block per op."""
+    rows = diagnosis.source_rows
+    if rows is None or not rows.by_op:
+        return None
+    names = {f.index: f.op for f in diagnosis.findings if f.index is not None}
+    names.update({op.index: op.op for op in diagnosis.key_ops})
+    ops = []
+    for index, lines in sorted(rows.by_op.items()):
+        numbers = [n for n, _ in lines]
+        span = str(numbers[0]) if len(numbers) == 1 else f"{numbers[0]}–{numbers[-1]}"
+        title = labels["source.op"].format(location=_location(names.get(index), index, labels), lines=span)
+        ops.append(SourceOpView(index, f"src-op-{index}", title, tuple(lines)))
+    return SourceView(shown_path(rows.file, base), rows.header, tuple(ops))
+
+
+def _plot_caption(series: Series | None, labels: Mapping[str, str]) -> str:
+    """What a plot without cosine shows: the statistics' relative errors, or the checksums' count and
+    the first call whose checksums differ."""
+    if series is None or series.layout == "tensor":
+        return ""
+    if series.layout == "statistics":
+        return labels["plot.caption_statistics"]
+    compared, differ = series.checksums or (0, 0)
+    first = next((p for p in sorted(series.points, key=lambda p: p.index)
+                  if (p.values.get("checksums_differ") or 0) > 0), None)
+    if first is None:
+        return labels["plot.caption_checksum_none"].format(compared=compared)
+    return labels["plot.caption_checksum"].format(differ=differ, compared=compared,
+                                                  first=_location(first.op, first.index, labels))
 
 
 def _output_threshold(diagnosis: Diagnosis) -> float:

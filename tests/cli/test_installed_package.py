@@ -48,3 +48,11 @@ def test_installed_rules_test_passes(tmp_path, location):
     done = installed(tmp_path, "rules", "test")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1].endswith("0 failed")
+
+
+def test_installed_docs_print_from_another_directory(tmp_path, location):
+    done = installed(tmp_path, "docs", "formats")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    if REPO not in location.parents:
+        assert (location / "_data" / "docs" / "formats.md").is_file()

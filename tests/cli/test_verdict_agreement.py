@@ -48,8 +48,8 @@ def _said_everywhere(outdir: Path, terminal: str) -> dict[str, str]:
     first_block = next(f for f in report["findings"] if f["kind"] == report["verdict"]) \
         if report["verdict"] not in ("unexplained",) else None
     md_headline = (outdir / "report.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
-    html_headline = html.unescape(re.search(r"<h1>(.*?)</h1>", (outdir / "report.html").read_text(encoding="utf-8"),
-                                            re.S)[1]).strip()
+    heading = re.search(r"<h1>(.*?)</h1>", (outdir / "report.html").read_text(encoding="utf-8"), re.S)[1]
+    html_headline = html.unescape(re.sub(r"<wbr>", "", heading)).strip()     # its text: <wbr> is a break point
     return {"json": report["verdict"], "terminal": terminal_kind,
             "txt": "unexplained" if txt == "No root cause found" else
             (report["verdict"] if first_block and txt == first_block["title"] else txt),

@@ -98,7 +98,7 @@ def test_unjudged_tensors_are_counted_and_listed_apart(tmp_path, capsys):
     assert f"All {net['judged_tensors']} judged tensors" in consistent.evidence["en"]
     assert main(["run", str(DATA / "bf16.csv"), "-o", str(tmp_path / "r"), "--format", "json"]) == 0
     out = capsys.readouterr().out
-    assert f"{net['judged_tensors']} of {net['compared_tensors']} compared tensors judged" in out
+    assert f"{net['compared_tensors']} compared: {net['judged_tensors']} tensors judged" in out
 
 
 def test_nothing_compared_is_an_error_with_one_line_and_exit_2(tmp_path, capsys):

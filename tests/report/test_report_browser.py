@@ -24,6 +24,7 @@ from benchmarks.report_pages import (
     chromium_path,
     write_calibration_case,
     write_case,
+    write_index,
     write_post_case,
 )
 
@@ -35,7 +36,8 @@ if chromium_path() is None:
 
 VIEWPORTS = {"narrow": NARROW, "medium": MEDIUM, "wide": WIDE}
 BROWSER_CASES = [case for case in CASES if case.name in ("fp16_overflow", "problem_node_graph", "clean_fp16",
-                                                         "crepe_example", "problem_node_verified")]
+                                                         "crepe_example", "problem_node_verified",
+                                                         "msprobe_statistics", "msprobe_md5")]
 
 # Elements whose right edge passes the viewport, ignoring those inside a box that scrolls or clips
 # (a <pre> of a remedy file scrolls on its own) and the inside of SVGs (they scale as a whole).
@@ -104,6 +106,23 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tup
 
 
 @pytest.fixture(scope="module")
+def indexes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """lang -> the index page of a two-night batch with a regression (reports in that language)."""
+    root = tmp_path_factory.mktemp("browser-index")
+    return {lang: write_index(root / lang, lang) for lang in ("en", "zh")}
+
+
+# The box of the first visible element matching a selector (the page draws the plot twice, one hidden).
+VISIBLE_BOX = """selector => {
+  for (const el of document.querySelectorAll(selector)) {
+    const box = el.getBoundingClientRect();
+    if (box.width > 0 || box.height > 0) return {left: box.left, right: box.right, top: box.top};
+  }
+  return null;
+}"""
+
+
+@pytest.fixture(scope="module")
 def post_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, dict]]:
     """(post scenario, lang) -> its advisor post HTML report and report.json, written once for the module."""
     root = tmp_path_factory.mktemp("browser-post-reports")
@@ -159,8 +178,68 @@ def test_the_report_reads_well_at_every_width(browser, pages, case: str, lang: s
         assert all(titles)
         located = [f["op"] for f in payload["findings"] if f["index"] is not None]
         assert all(re.search(re.escape(op) + "[ （]", named) for op in located)
+        # The root cause is in view: its mark on the plot and its row of the ops table, at every width.
+        if payload["root_cause"] and payload["root_cause"]["index"] is not None:
+            for selector in ("svg.plot g.m-root", "section.key-ops tr.root", "svg .gnode.focus"):
+                if selector.endswith("focus") and not payload["inputs"].get("graph"):
+                    continue
+                box = page.evaluate(VISIBLE_BOX, selector)
+                assert box is not None, selector
+                assert 0 <= box["left"] and box["right"] <= width, (selector, box)
+            if payload["inputs"].get("graph") and VIEWPORTS[viewport][0] < 700:   # the graph scrolls: a cue says so
+                assert page.locator("section.graph .scroll-cue").is_visible()
         # Self-contained: nothing fetched but the page itself, nothing logged as an error.
         assert requests == [page_file.as_uri()]
+        assert errors == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("case", ["msprobe_statistics", "msprobe_md5"])
+def test_a_comparison_without_cosine_shows_its_own_metrics(browser, pages, case: str, viewport: str) -> None:
+    page_file, payload = pages[(case, "en")]
+    page, errors, _ = _open(browser, page_file, VIEWPORTS[viewport])
+    try:
+        plot = page.locator("section.plot .fit svg").filter(has=page.locator("g.hv")).locator("visible=true")
+        assert plot.count() == 1
+        assert "no values" not in plot.evaluate("svg => svg.textContent")
+        # Text in the drawing is legible at this width: no font drawn smaller than 9 CSS pixels.
+        scale = plot.evaluate("svg => svg.getBoundingClientRect().width / svg.viewBox.baseVal.width")
+        sizes = plot.evaluate("svg => [...svg.querySelectorAll('text')]"
+                              ".map(t => parseFloat(getComputedStyle(t).fontSize))")
+        assert min(sizes) * scale >= 9, (min(sizes), scale)
+        cells = page.locator("section.key-ops tbody td.num:not(:first-child):not(:last-child)").all_inner_texts()
+        assert cells and sum(c.strip() not in ("—", "") for c in cells) >= len(cells) // 2
+        if case == "msprobe_md5":
+            caption = page.inner_text("section.plot p.legend")
+            assert f"{payload['network']['checksums_differ']} of {payload['network']['checksums_compared']}" in caption
+        assert errors == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_batch_index_reads_well_at_every_width(browser, indexes, lang: str, viewport: str) -> None:
+    page, errors, requests = _open(browser, indexes[lang], VIEWPORTS[viewport])
+    try:
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert page.evaluate(OVERFLOWING) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # The regression and its root cause are in view; on a phone every job is a card, not a table row.
+        box = page.evaluate(VISIBLE_BOX, "section.regressions article code")
+        assert box is not None and 0 <= box["left"] and box["right"] <= width
+        cards = page.evaluate("getComputedStyle(document.querySelector('table.jobs thead')).display") == "none"
+        assert cards == (VIEWPORTS[viewport][0] < 700)
+        # Job names break only after / . _ : every line of a name ends at one of them or at its end.
+        for name in page.locator("table.jobs td.job a").all():
+            lines = name.evaluate("""a => { const r = document.createRange(); r.selectNodeContents(a);
+                                          const tops = [...r.getClientRects()].map(b => Math.round(b.top));
+                                          return new Set(tops).size; }""")
+            parts = len(re.split(r"(?<=[/._])", name.inner_text()))
+            assert lines <= parts
+        assert requests == [indexes[lang].as_uri()]
         assert errors == []
     finally:
         page.close()
@@ -185,10 +264,17 @@ def test_the_ops_table_sorts_by_a_clicked_column(browser, pages) -> None:
             f"rows => rows.map(r => r.cells[{column}].getAttribute('data-sort'))")
         numbers = [float(v) for v in values if v]
         assert numbers == sorted(numbers, reverse=True)
-        # Each row links to its source line in the comparison file, and the root cause's row to its finding.
+        # The root cause's row links to its finding, and every row to its own rows of the comparison, which
+        # the page embeds (a shared report has no file to link to): the link opens them.
         link = table.locator("tr.root td a[href^='#']").first
         assert page.locator(f"[id='{link.get_attribute('href')[1:]}']").count() == 1
-        assert table.locator("tbody a[href^='file:']").count() == table.locator("tbody tr").count()
+        assert table.locator("tbody a[href^='file:']").count() == 0
+        rows = table.locator("tbody a[href^='#src-L']")
+        assert rows.count() == table.locator("tbody tr").count()
+        target = rows.first.get_attribute("href")[1:]
+        rows.first.click()
+        assert page.evaluate(f"document.getElementById('{target}').closest('details').open")
+        assert page.locator(f"[id='{target}']").is_visible()
         assert errors == []
     finally:
         page.close()

@@ -20,7 +20,7 @@ IMG = '"><img src=x onerror=alert(1)>'
 HTML_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "header", "footer", "section", "article",
              "h1", "h2", "h3", "h4", "p", "div", "span", "strong", "code", "pre", "a", "ul", "li", "dl", "dt", "dd",
              "details", "summary", "table", "thead", "tbody", "tr", "th", "td",
-             "svg", "g", "rect", "line", "polyline", "circle", "text"}
+             "svg", "g", "rect", "line", "polyline", "circle", "text", "wbr", "path"}
 
 EVIL_PAGE = {
     "title": {"en": "Evil <b>page</b>", "zh": "恶意 <b>页面</b>"},

@@ -36,7 +36,7 @@ QUANT_PAGE = {"title": {"en": "Quantisation error", "zh": "量化误差"},
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "header", "footer", "section", "article",
                 "h1", "h2", "h3", "h4", "p", "div", "span", "strong", "code", "pre", "a", "ul", "li", "dl", "dt",
                 "dd", "details", "summary", "table", "thead", "tbody", "tr", "th", "td",
-                "svg", "g", "rect", "line", "polyline", "circle", "text"}
+                "svg", "g", "rect", "line", "polyline", "circle", "text", "wbr", "path"}
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.diagnosis import Diagnosis, KeyOp
+from advisor.diagnosis import Diagnosis, KeyOp, SourceRows
 from advisor.facts.schema import FACT_FIELDS
 from advisor.report import build_view, render
 from advisor.report.labels import labels_for
@@ -73,24 +73,24 @@ def test_settings_show_what_the_user_changed_and_nothing_empty(root_cause: Diagn
     assert {row.key: row.value for row in view.overrides}["thresholds"] == []  # report.json keeps them all
 
 
-def test_the_ops_table_links_each_op_to_its_finding_and_its_source_line(root_cause: Diagnosis,
-                                                                         tmp_path: Path) -> None:
-    comparison = tmp_path / "result_20240101120000.csv"
-    comparison.write_text("Index\n", encoding="utf-8")
-    root_cause.inputs["comparison"] = str(comparison)
+def test_the_ops_table_links_each_op_to_its_finding_and_its_embedded_rows(root_cause: Diagnosis) -> None:
     root_cause.key_ops = [key_op(11, "LayerNorm_3/Mean", ["neighbour"], 1.0, deviates=False),
                           key_op(12, "LayerNorm_3/Pow", ["entry", "root"], None, overflow=True),
                           key_op(57, "Conv_57", ["worst"], 0.962)]
+    root_cause.source_rows = SourceRows("/home/someone/runs/result_20240101120000.csv", "Index,OpType",
+                                        {12: [(27, "12,Pow"), (28, "12,Pow")]})
     view = build_view(root_cause, "zh")
     rows = {op.index: op for op in view.key_ops}
     assert rows[12].roles == ("root", "entry") and rows[12].role_labels == ("根因", "误差引入")
     assert rows[12].status == "overflow" and rows[11].status == "agrees"
     assert rows[12].finding == "fp16-overflow@12" and rows[57].finding == "problem-node@57"
     assert rows[11].finding is None
-    assert rows[12].source_href == f"{comparison.resolve().as_uri()}#L27"
-    assert rows[12].source_title == "result_20240101120000.csv 第 27 行"
+    # The line links to the op's rows, embedded in the page; an op whose rows are not embedded shows its number.
+    assert rows[12].source_href == "#src-L27" and rows[12].source_title.startswith("第 27 行")
+    assert rows[11].source_href is None and rows[11].source_line is not None
+    assert [op.anchor for op in view.source.ops] == ["src-op-12"] and view.source.ops[0].rows[0] == (27, "12,Pow")
     assert rows[12].metrics[1] == (None, "—") and rows[57].metrics[1] == (0.962, "0.962")
-    root_cause.inputs["comparison"] = str(tmp_path / "moved.csv")          # gone: the line, without a link
+    root_cause.source_rows = None
     assert all(op.source_href is None for op in build_view(root_cause, "en").key_ops)
 
 

@@ -43,8 +43,8 @@ def test_formats_as_given_on_the_command_line(root_cause: Diagnosis, tmp_path: P
 
 def test_written_files_match_render(consistent: Diagnosis, tmp_path: Path) -> None:
     write_reports(consistent, tmp_path, formats=("txt", "json"))
-    assert (tmp_path / "report.txt").read_text(encoding="utf-8") == render(consistent, "txt", "en")
-    assert (tmp_path / "report.json").read_text(encoding="utf-8") == render(consistent, "json", "en")
+    assert (tmp_path / "report.txt").read_text(encoding="utf-8") == render(consistent, "txt", "en", tmp_path)
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == render(consistent, "json", "en", tmp_path)
 
 
 def test_a_failing_renderer_writes_nothing(root_cause: Diagnosis, tmp_path: Path, failing_reporter) -> None:

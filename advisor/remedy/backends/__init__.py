@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from ...errors import UsageError
 from ...text import suggest
-from ..model import BACKEND_NAMES, BuildContext, RemedyStep
+from ..model import BACKEND_NAMES, BuildContext, RemedyStep, known_setting
 from . import ascend, magicmind, onnxruntime, pytorch, tensorrt
 
 Writer = Callable[[RemedyStep, BuildContext], dict[str, str]]
@@ -23,6 +23,10 @@ WRITERS: dict[str, Writer] = {
     "onnxruntime": onnxruntime.files,
     "pytorch": pytorch.files,
 }
+# A quantisation setting as the backend's files write it ((key, value), or None where its files say it in code).
+Spelling = Callable[[str, object], "tuple[str, str] | None"]
+SPELLINGS: dict[str, Spelling] = {"ascend": ascend.spelling, "magicmind": magicmind.spelling,
+                                  "onnxruntime": onnxruntime.spelling}
 # The build config's tool -> the backend it builds for (advisor/ingest/build_config.py names the tools).
 TOOL_BACKENDS: dict[str, str] = {"atc": "ascend", "magicmind": "magicmind", "tensorrt": "tensorrt",
                                  "trtexec": "tensorrt", "onnxruntime": "onnxruntime", "pytorch": "pytorch"}
@@ -54,6 +58,26 @@ def resolve_backends(chosen: tuple[str, ...], tool: str | None) -> tuple[str, ..
         return chosen
     inferred = TOOL_BACKENDS.get((tool or "").lower())
     return (inferred,) if inferred else BACKEND_NAMES
+
+
+def spelt_settings(settings: dict[str, object], backends: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """backend -> knob -> the setting as that backend's files write it ("weight_quant_granularity=per_axis"),
+    for the knobs it writes as a key and a value; the remedy's summary quotes these, so it names the keys and
+    values of the files beside it."""
+    out: dict[str, dict[str, str]] = {}
+    for backend in backends:
+        spell = SPELLINGS.get(backend)
+        if spell is None:
+            continue
+        spelt = {}
+        for knob in settings:
+            value = known_setting(settings, knob)
+            pair = spell(knob, value) if value is not None else None
+            if pair is not None:
+                spelt[knob] = f"{pair[0]}={pair[1]}"
+        if spelt:
+            out[backend] = spelt
+    return out
 
 
 def step_files(step: RemedyStep, context: BuildContext, backends: tuple[str, ...]) -> dict[str, dict[str, str]]:

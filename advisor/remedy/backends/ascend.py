@@ -15,6 +15,7 @@ quantisation config for int8 builds, and the atc options that use them.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..model import BuildContext, RemedyStep, activation_calibration, known_setting
 from ..quoting import json_text, plain_line, proto_str, shell_word
@@ -76,6 +77,15 @@ def command(step: RemedyStep, context: BuildContext, keep_dtype: bool, mixlist: 
     return "\n".join(lines) + "\n"
 
 
+def spelling(knob: str, value: Any) -> tuple[str, str] | None:
+    """A quantisation setting as the AMCT simplified config writes it (the report's summary says the same)."""
+    if knob == "weight_quant_granularity":
+        return "channel_wise", str(value == "per_channel").lower()
+    if knob == "activation_quant_algo":
+        return "activation_offset", str(value == "asymmetric").lower()
+    return None
+
+
 def amct_config(step: RemedyStep) -> str | None:
     """The AMCT simplified config, or None when it would set nothing."""
     settings = step.settings
@@ -83,13 +93,14 @@ def amct_config(step: RemedyStep) -> str | None:
     expressed: list[str] = []
     algo = known_setting(settings, "activation_quant_algo")
     if algo:
-        body.append(f"activation_offset : {'true' if algo == 'asymmetric' else 'false'}")
+        body.append("{} : {}".format(*spelling("activation_quant_algo", algo)))
         expressed.append("activation_quant_algo")
     body += [f"skip_layers : {proto_str(name)}" for name in golden_names(step)]
     common: list[str] = []
     granularity = known_setting(settings, "weight_quant_granularity")
     if granularity:
-        common += ["    arq_quantize : {", f"        channel_wise : {str(granularity == 'per_channel').lower()}",
+        common += ["    arq_quantize : {",
+                   "        {} : {}".format(*spelling("weight_quant_granularity", granularity)),
                    "    }"]
         expressed.append("weight_quant_granularity")
     common += _activation_algorithm(settings, expressed)

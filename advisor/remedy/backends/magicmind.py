@@ -26,6 +26,15 @@ GRANULARITY = {"per_channel": "per_axis", "per_tensor": "per_tensor"}
 ALGORITHMS = {"minmax": "LINEAR_ALGORITHM", "mse": "EQM_ALGORITHM"}
 
 
+def spelling(knob: str, value: Any) -> tuple[str, str] | None:
+    """A quantisation setting as build_config.json writes it (the report's summary says the same)."""
+    if knob == "weight_quant_granularity" and value in GRANULARITY:
+        return knob, GRANULARITY[value]
+    if knob == "activation_quant_algo":
+        return knob, str(value)
+    return None
+
+
 def files(step: RemedyStep, context: BuildContext) -> dict[str, str]:
     out: dict[str, str] = {}
     expressed: list[str] = []
@@ -45,14 +54,12 @@ def _precision_config(settings: dict[str, Any], context: BuildContext, expressed
     config: dict[str, str] = {}
     if context.tool == "magicmind" and context.precision_mode:
         config["precision_mode"] = context.precision_mode
-    granularity = known_setting(settings, "weight_quant_granularity")
-    if granularity:
-        config["weight_quant_granularity"] = GRANULARITY[granularity]
-        expressed.append("weight_quant_granularity")
-    algo = known_setting(settings, "activation_quant_algo")
-    if algo:
-        config["activation_quant_algo"] = algo
-        expressed.append("activation_quant_algo")
+    for knob in ("weight_quant_granularity", "activation_quant_algo"):
+        value = known_setting(settings, knob)
+        spelt = spelling(knob, value) if value else None
+        if spelt:
+            config[spelt[0]] = spelt[1]
+            expressed.append(knob)
     return config
 
 

@@ -11,6 +11,8 @@ with ``onnxconverter_common`` otherwise.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..model import BuildContext, RemedyStep, activation_calibration, known_setting
 from ..quoting import py_list
 from .common import golden_names, header, unexpressed
@@ -28,13 +30,22 @@ def files(step: RemedyStep, context: BuildContext) -> dict[str, str]:
     return {}
 
 
+def spelling(knob: str, value: Any) -> tuple[str, str] | None:
+    """A quantisation setting as ort_quantize.py writes it (the report's summary says the same)."""
+    if knob == "weight_quant_granularity":
+        return "per_channel", str(value == "per_channel")
+    if knob == "activation_quant_algo":
+        return '"ActivationSymmetric"', str(value == "symmetric")
+    return None
+
+
 def quantize_script(step: RemedyStep, context: BuildContext) -> str:
     settings = step.settings
     expressed: list[str] = []
     arguments = ["        model_input,", "        model_output,", "        calibration_data_reader,"]
     granularity = known_setting(settings, "weight_quant_granularity")
     if granularity:
-        arguments.append(f"        per_channel={granularity == 'per_channel'},")
+        arguments.append("        {}={},".format(*spelling("weight_quant_granularity", granularity)))
         expressed.append("weight_quant_granularity")
     arguments.append("        nodes_to_exclude=NODES_TO_EXCLUDE,")
     calibration = activation_calibration(settings)
@@ -50,7 +61,7 @@ def quantize_script(step: RemedyStep, context: BuildContext) -> str:
     extra: list[str] = []
     algo = known_setting(settings, "activation_quant_algo")
     if algo:
-        extra.append(f'            "ActivationSymmetric": {algo == "symmetric"},')
+        extra.append("            {}: {},".format(*spelling("activation_quant_algo", algo)))
         expressed.append("activation_quant_algo")
     symmetric_weights = known_setting(settings, "weight_quant_symmetric")
     if symmetric_weights is not None:
