@@ -43,6 +43,7 @@ TIME_BUDGET = 60.0                 # seconds for one advisor command on a seed-s
 MEMORY_BUDGET = 2 << 30            # bytes of address space beyond what the parent process already uses
 MAX_LINE = 2_500                   # characters of the one-line error
 STORE = ".advisor-reports"
+MARKS = (STORE, ".advisor-store", ".advisor-run", ".advisor-set.json")   # advisor's own hidden names
 
 
 def realdata() -> Path | None:
@@ -353,7 +354,7 @@ def _leftovers(workdir: Path, out: Path, inputs: set[Path]) -> list[str]:
     for path in workdir.rglob("*"):
         if path in inputs or path.name in ("history.sqlite", "history.sqlite-wal", "history.sqlite-shm"):
             continue
-        if path.name.endswith(".tmp") or path.name.startswith(".") and path.name not in (STORE, ".advisor-set.json"):
+        if path.name.endswith(".tmp") or path.name.startswith(".") and path.name not in MARKS:
             found.append(path)
         elif STORE in path.parts:
             store = Path(*path.parts[:path.parts.index(STORE) + 1])
@@ -361,7 +362,7 @@ def _leftovers(workdir: Path, out: Path, inputs: set[Path]) -> list[str]:
             if not relative:
                 continue
             current = os.readlink(store / "current") if (store / "current").is_symlink() else None
-            if relative[0] not in ("current", "lock") and relative[0] != current:
+            if relative[0] not in ("current", "lock", ".advisor-store") and relative[0] != current:
                 found.append(path)
     return [f"left behind: {p.relative_to(workdir)}" for p in found[:3]]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
+from ..ownfiles import link_refused, open_owned
 from .jobs import Batch
 from .records import FindingRecord, JobOutcome, PackRecord, Verdict
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -92,6 +93,8 @@ class HistoryStore:
     def open(cls, path: Path, create: bool = False) -> HistoryStore:
         if path.is_dir():
             path = path / "history.sqlite"
+        if create and path.is_symlink():
+            raise link_refused(path, "history")
         if not path.is_file():
             if not create:
                 raise UsageError("no history database here (run `advisor batch` first, or give --db)", path=path)
@@ -151,7 +154,8 @@ class HistoryStore:
     def writer_lock(self) -> Iterator[None]:
         """Exclusive for the batch's lifetime; refused at once (exit 2) when another batch holds it."""
         lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+", encoding="utf-8") as handle:
+        fd = open_owned(lock_path, os.O_RDWR | os.O_CREAT, "history lock")
+        with os.fdopen(fd, "r+", encoding="utf-8") as handle:
             if fcntl is not None:
                 try:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -28,7 +28,7 @@ formatted cells travel back), labels each row with :class:`RowLabels`, and write
 from __future__ import annotations
 
 import csv
-import os
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..ownfiles import writing
 from ..tensors.dtypes import ge_dtype_name, overflow_flag
 from ..tensors.metrics import METRIC_NAMES, TensorComparison, compare_tensors, format_number, format_standard_deviation
 from ..tensors.pairing import RowLabels
@@ -171,15 +172,16 @@ def result_row(tensor: ComparedTensor) -> list[str]:
 def write_result_rows(rows: Iterable[list[str]], path: str | Path) -> Path:
     """Write already formatted rows (in the order given) under the msaccucmp header.
 
-    Written to a temporary file beside ``path`` and renamed, so a reader never sees half a CSV."""
+    Written to a new temporary file beside ``path`` (never through a link planted there) and renamed,
+    so a reader never sees half a CSV; what a killed run left is collected (advisor/ownfiles.py)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".tmp")
-    with partial.open("w", newline="", encoding="utf-8") as handle:
+    with writing(path) as raw:
+        handle = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(HEADER)
         writer.writerows(rows)
-    os.replace(partial, path)
+        handle.flush()
+        handle.detach()
     return path
 
 

@@ -179,11 +179,11 @@ def test_a_failing_write_leaves_nothing_half_written(remedied: Diagnosis, tmp_pa
     real_open = os.open
     calls = []
 
-    def open_fails_late(path, flags, mode=0o777):
+    def open_fails_late(path, flags, mode=0o777, **kwargs):
         calls.append(path)
         if len(calls) == 6:                      # among the remedy files, after the report was staged
             raise OSError(28, "No space left on device")
-        return real_open(path, flags, mode)
+        return real_open(path, flags, mode, **kwargs)
 
     monkeypatch.setattr(advisor.report.outset.os, "open", open_fails_late)
     with pytest.raises(UsageError, match="No space left on device"):

@@ -93,7 +93,8 @@ def test_kill_9_at_random_moments_leaves_one_complete_set(tmp_path):
         start = run + 1                                        # the next writer continues after what is shown
     assert seen == {0, 1}                                      # kills landed in both shapes of set
     write_outputs(out, [("report.txt", "run 1\nlast")])         # a clean run removes every leftover
-    assert sorted(os.listdir(out / STORE)) == ["current", "lock", os.readlink(out / STORE / "current")]
+    store = out / STORE
+    assert sorted(os.listdir(store)) == [".advisor-store", "current", "lock", os.readlink(store / "current")]
     assert sorted(os.listdir(out)) == [STORE, "notes.txt", "report.txt"]
 
 
@@ -153,12 +154,14 @@ def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):
     write_outputs(tmp_path, [("report.txt", "1")])
     store = tmp_path / STORE
     (store / "run-0123456789ab").mkdir()                               # a killed run's half-written set
+    (store / "run-0123456789ab" / ".advisor-run").write_text("", encoding="utf-8")     # (marked first)
     (store / "run-0123456789ab" / "report.txt").write_text("half", encoding="utf-8")
+    (store / "run-fedcba987654").mkdir()                               # killed before its marker: empty
     os.symlink("run-0123456789ab", store / "current.89abcdef.tmp")      # killed just before the swap
     os.symlink(f"{STORE}/current/report.md", tmp_path / "report.md")    # a link made for a set that never came
     write_outputs(tmp_path, [("report.txt", "2")])
     assert sorted(os.listdir(tmp_path)) == [STORE, "report.txt"]
-    assert sorted(os.listdir(store)) == ["current", "lock", os.readlink(store / "current")]
+    assert sorted(os.listdir(store)) == [".advisor-store", "current", "lock", os.readlink(store / "current")]
 
 
 def test_a_folder_named_like_a_report_that_advisor_did_not_write_is_an_error(tmp_path):

@@ -68,11 +68,11 @@ def test_a_failing_write_leaves_old_reports_and_no_temporary_files(root_cause: D
     real_open = os.open
     calls = []
 
-    def open_fails_second_time(path, flags, mode=0o777):
+    def open_fails_second_time(path, flags, mode=0o777, **kwargs):
         calls.append(path)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        return real_open(path, flags, mode)
+        return real_open(path, flags, mode, **kwargs)
 
     monkeypatch.setattr(advisor.report.outset.os, "open", open_fails_second_time)
     with pytest.raises(UsageError, match="cannot write the reports: No space left on device"):
