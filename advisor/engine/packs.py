@@ -21,6 +21,7 @@ from .. import __version__
 from ..advice import builtin_kinds, validate_page
 from ..errors import KnowledgeError, RulePackError, UsageError
 from ..facts.thresholds import load_thresholds
+from ..inputfiles import listed
 from ..yamlfile import LineDict, load_yaml
 from . import packcache
 from .registry import Registry
@@ -71,7 +72,7 @@ def pack_files(path: Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     meta_path = path / "pack.yaml"
-    return [meta_path, *sorted(p for p in path.rglob("*.yaml") if p != meta_path)]
+    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
 
 
 def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Problem]]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from ..inputfiles import MAX_SETTINGS_BYTES, read_input_text
 from ..nesting import loads_json
 from ..text import suggest
 from ..yamlfile import parse_yaml
@@ -56,10 +57,7 @@ _AIPP_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 def read_build_config(path: Path) -> dict[str, Any]:
     """The config file as a mapping (JSON, else YAML); InputFormatError names what is wrong."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"cannot read the build config ({exc})", path=path) from None
+    text = read_input_text(path, max_bytes=MAX_SETTINGS_BYTES, what="build config")
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         data = loads_json(text, path, InputFormatError)
     else:
@@ -230,10 +228,7 @@ def read_aipp(path: Path) -> dict[str, Any]:
     """The first ``aipp_op { key: value ... }`` block of an AIPP config file."""
     settings: dict[str, Any] = {"_file": str(path)}
     depth = 0
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"cannot read the AIPP config ({exc})", path=path) from None
+    lines = read_input_text(path, max_bytes=MAX_SETTINGS_BYTES, what="AIPP config").splitlines()
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()
         if not text:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..dtypes import FP16_MAX
 from ..errors import InputFormatError
+from ..inputfiles import open_input
 from .common import jsonable
 
 FP16_MIN_NORMAL = 6.103515625e-05       # 2**-14: below it FP16 loses precision (subnormal)
@@ -114,7 +116,7 @@ _HEADER = re.compile(r"^# advisor tensor shape=(?P<shape>\[[0-9, ]*\]) dtype=(?P
 def read_text(path: Path) -> np.ndarray:
     """A tensor written by :func:`write_text`."""
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
+    with io.TextIOWrapper(open_input(path), encoding="utf-8") as handle:
         first = handle.readline()
         match = _HEADER.match(first)
         if not match:

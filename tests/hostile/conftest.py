@@ -60,3 +60,26 @@ def advisor_process(*argv: object, timeout: float = 120, cwd: Path | None = None
     except subprocess.TimeoutExpired:
         pytest.fail(f"advisor {' '.join(map(str, argv))} still running after {timeout} s")
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def model_with_external_weights(path: Path, location: str) -> Path:
+    """A small ONNX model (y = x + w) saved as onnx writes it with its weights in an external file
+    ``location`` beside it; the caller then points ``location`` elsewhere. Skips without onnx."""
+    onnx = pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.arange(16, dtype=np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16])], [weight])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(helper.make_model(graph), str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    if location != "weights.bin":
+        model = onnx.load(str(path), load_external_data=False)
+        for entry in model.graph.initializer[0].external_data:
+            if entry.key == "location":
+                entry.value = location
+        onnx.save_model(model, str(path))
+    return path
