@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
+from ..nesting import loads_json
 from ..ownfiles import link_refused, open_owned
 from .jobs import Batch
 from .records import FindingRecord, JobOutcome, PackRecord, Verdict
@@ -290,6 +291,11 @@ def _verdict_columns(verdict: Verdict | None) -> tuple[Any, ...]:
             verdict.errors, verdict.warnings, verdict.notes, verdict.explained, verdict.title)
 
 
+def _stored(text: str) -> Any:
+    """A JSON column, with the nesting bound of every JSON advisor reads (a history may come from elsewhere)."""
+    return loads_json(text, "the history database", UsageError)
+
+
 def _result(row: sqlite3.Row) -> ResultRow:
     verdict = None
     if row["verdict"] is not None:
@@ -299,6 +305,6 @@ def _result(row: sqlite3.Row) -> ResultRow:
                           title=row["verdict_title"])
     return ResultRow(id=row["id"], run_id=row["run_id"], job=row["job"], status=row["status"],
                      job_hash=row["job_hash"], reused_from=row["reused_from"], verdict=verdict, error=row["error"],
-                     report_dir=row["report_dir"], report_files=json.loads(row["report_files"]),
-                     inputs=json.loads(row["inputs"]), input_warnings=json.loads(row["input_warnings"]),
+                     report_dir=row["report_dir"], report_files=_stored(row["report_files"]),
+                     inputs=_stored(row["inputs"]), input_warnings=_stored(row["input_warnings"]),
                      duration=row["duration"], cpu=row["cpu"], finished_at=row["finished_at"])

@@ -209,7 +209,7 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
         if isinstance(page, dict) and "title" not in page and isinstance(node.get("title"), dict):
             page = {"title": node["title"], **page}
         try:
-            validate_page(page, Path(where))
+            validate_page(page, Path(where), render=True)
         except KnowledgeError as exc:
             checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
                                             f"advice: {exc.message}" + (f" ({exc.field})" if exc.field else "")))

@@ -30,7 +30,7 @@ from typing import Any
 import durable_rules_engine
 import numpy as np
 from durable import engine as durable_engine
-from jinja2 import Template, Undefined
+from jinja2 import Template
 
 from ..cjk import tidy
 from ..diagnosis import Finding
@@ -164,20 +164,6 @@ class EngineResult:
     findings: list[Finding]
     explanations: list[tuple[str, str, str]] = field(default_factory=list)  # (cause id, symptom id, rule)
     fired: dict[str, int] = field(default_factory=dict)                      # rule id -> times
-
-
-def _num(value: Any, digits: int = 6) -> str:
-    """Jinja filter for evidence: numbers with ``digits`` significant digits, 'n/a' when missing."""
-    if value is None or isinstance(value, Undefined):
-        return "n/a"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, float) and (math.isinf(value) or abs(value) >= 1e300):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}g}"
-
-
-template_env.filters["num"] = _num
 
 
 @functools.lru_cache(maxsize=4096)

@@ -28,6 +28,8 @@ from advisor.errors import InputFormatError
 from advisor.ingest.csv_cells import check_column_count, header_names
 from advisor.ingest.msprobe_csv import READERS, MsprobeReader
 from advisor.ingest.table import ComparisonTable
+from advisor.inputfiles import read_input_text
+from advisor.nesting import loads_json
 
 # A workbook or JSON of this size is already far beyond any compare result msprobe writes as one
 # file; reading one means holding all of it in memory.
@@ -59,11 +61,8 @@ def read_xlsx(path: Path, format_name: str | None) -> ComparisonTable:
 
 def read_first_diff_json(path: Path, format_name: str | None) -> ComparisonTable:
     _check_size(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise InputFormatError(f"not readable JSON: {str(err)[:200]}", path=path) from None
+    document = loads_json(read_input_text(path, max_bytes=MAX_BYTES, what="first-difference JSON"), path,
+                          InputFormatError)
     if not isinstance(document, dict):
         raise InputFormatError("expected msprobe's first-difference JSON: {call: {is_same, op_items}}", path=path)
     rows: list[dict[str, Any]] = []

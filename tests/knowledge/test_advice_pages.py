@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.advice import BACKENDS, first_sentence, known_kinds, load_page, render_advice
+from advisor.advice import (
+    BACKENDS,
+    advice_dir,
+    first_sentence,
+    known_kinds,
+    load_page,
+    render_advice,
+    validate_page,
+)
 from advisor.catalogs import load_catalog, op_type_of_name
 from advisor.diagnosis import Finding
 from advisor.engine.loading import load_packs
@@ -34,6 +42,13 @@ def test_advice_renders_with_and_without_optional_values(kind, lang, values):
     assert advice.fixes and all(text for _, text in advice.fixes)
     assert {label for label, _ in advice.fixes} <= {b[lang] for b in BACKENDS.values()}
     assert advice.summary and len(advice.summary) <= len(advice.fixes[0][1])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_shipped_page_passes_the_render_check_packs_get(kind):
+    """A pack's inline pages are rendered once with sample values when the pack is checked; the shipped
+    pages pass the same check (so the samples cannot refuse a good page)."""
+    validate_page(load_page(kind), advice_dir() / f"{kind}.yaml", render=True)
 
 
 def test_fp16_overflow_advice_names_the_ops_to_keep_in_fp32():
