@@ -50,12 +50,17 @@ def advisor(capsys: pytest.CaptureFixture[str]):
 
 
 def advisor_process(*argv: object, timeout: float = 120, cwd: Path | None = None,
-                    env: dict[str, str] | None = None) -> Result:
+                    env: dict[str, str] | None = None, memory: int | None = None) -> Result:
     """``python -m advisor ARGV`` in a child process, for inputs that used to hang or blow up; a hang is
-    a failure after ``timeout`` seconds (a guard, not a speed target)."""
+    a failure after ``timeout`` seconds (a guard, not a speed target). ``memory``: the child's address
+    space in bytes (a memory bomb then ends in MemoryError, exit 3, instead of taking the machine)."""
     environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    command = [sys.executable, "-m", "advisor"]
+    if memory is not None:
+        command = [sys.executable, "-c", "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
+                   f"({memory}, {memory})); from advisor.cli import main; sys.exit(main(sys.argv[1:]))"]
     try:
-        done = subprocess.run([sys.executable, "-m", "advisor", *map(str, argv)], capture_output=True, text=True,
+        done = subprocess.run([*command, *map(str, argv)], capture_output=True, text=True,
                               timeout=timeout, cwd=cwd, env=environment)
     except subprocess.TimeoutExpired:
         pytest.fail(f"advisor {' '.join(map(str, argv))} still running after {timeout} s")
