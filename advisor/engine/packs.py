@@ -64,7 +64,7 @@ def check_pack(path: Path, registry: Registry | None = None) -> tuple[RulePack |
     if path.is_dir() and not (path / "pack.yaml").is_file():
         raise RulePackError("a pack folder needs a pack.yaml (pack: NAME, version: X.Y.Z)", path=path)
     registry = registry or Registry()
-    return packcache.cached(path, registry.schema_digest(), lambda: _read_pack(path, registry))
+    return packcache.cached(path, registry.schema_digest(), registry.fields, lambda: _read_pack(path, registry))
 
 
 def pack_files(path: Path) -> list[Path]:
