@@ -117,10 +117,11 @@ def _stat(pair: tuple[float, float]) -> tuple[float, float]:
     return tuple(0.0 if abs(v) < STD_ZERO else v for v in pair)
 
 
-def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
+def pair_metrics(npu: np.ndarray, golden: np.ndarray, compiled: bool | None = None) -> PairMetrics:
     """Every metric of one target/golden pair, formatted as msaccucmp 26 does (6 decimals, ``NaN``,
-    ``inf``; ``StandardDeviation`` with 3; KL on floored distributions)."""
-    return cells_of(compare_tensors(npu, golden))
+    ``inf``; ``StandardDeviation`` with 3; KL on floored distributions); ``compiled``: the pass
+    (None: tensors/kernel.use_for)."""
+    return cells_of(compare_tensors(npu, golden, compiled=compiled))
 
 
 def cells_of(comparison: TensorComparison) -> PairMetrics:
