@@ -167,7 +167,7 @@ class _Store:
             try:
                 store = cls(outdir, out, fd)
                 if made:
-                    create_at(fd, STORE_MARK, b"advisor report store\n")
+                    store._mark()
                 else:
                     store._check_ours()
                 yield store
@@ -186,7 +186,12 @@ class _Store:
             raise UsageError(f"is a folder advisor did not make (it holds '{sorted(foreign)[0][:80]}'): advisor "
                              "keeps its report sets in a folder of its own; move this one away or choose another -o",
                              path=self.path)
-        create_at(self.fd, STORE_MARK, b"advisor report store\n")
+        self._mark()
+
+    def _mark(self) -> None:
+        """The store's marker (a run started at the same moment may have written it first: same content)."""
+        with contextlib.suppress(FileExistsError):
+            create_at(self.fd, STORE_MARK, b"advisor report store\n")
 
     def _earlier_advisors(self, name: str) -> bool:
         if name == CURRENT:
