@@ -56,8 +56,10 @@ def read_first_sheet(path: Path, max_bytes: int) -> list[list[Any]]:
                 return _rows(handle, path)
         except InputFormatError:
             raise
-        except (zipfile.BadZipFile, zlib.error, EOFError, KeyError) as err:
-            raise InputFormatError(f"not a readable Excel workbook: {str(err)[:200]}", path=path) from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, KeyError, OSError, ValueError, NotImplementedError,
+                RuntimeError) as err:       # a damaged zip: offsets out of the file, unknown methods, encryption
+            raise InputFormatError(f"not a readable Excel workbook ({type(err).__name__}: {str(err)[:200]})",
+                                   path=path) from None
 
 
 def _check_part(archive: zipfile.ZipFile, item: zipfile.ZipInfo, path: Path) -> None:

@@ -183,3 +183,13 @@ def test_the_cells_are_those_pandas_read_excel_gave(workbook, tmp_path):
     expected = pd.read_excel(workbook, sheet_name=0, header=None, dtype=str, engine="openpyxl")
     rows = read_first_sheet(workbook, 1 << 30)
     pd.testing.assert_frame_equal(TextParser(rows, header=None, dtype=str, skip_blank_lines=False).read(), expected)
+
+
+@pytest.mark.parametrize("cut", [16, 600, 2000])
+def test_a_workbook_with_bytes_cut_from_its_first_part_is_one_line(workbook, tmp_path, cut):
+    """Found by the long fuzz run: the zip's directory then points before the start of the file (a
+    negative seek: OSError, exit 3)."""
+    data = workbook.read_bytes()
+    hostile = tmp_path / "compare_result_2.xlsx"
+    hostile.write_bytes(data[:64] + data[64 + cut:])
+    run(hostile, tmp_path).one_line_error(str(hostile))
