@@ -16,27 +16,30 @@ The trust model (docs/robustness.md says it for users):
   (engine/packcodec.py), never pickle. Compiled templates are Python code by nature (Jinja's
   bytecode); they are loaded only once their tag verifies.
 * Entries are written atomically (advisor/ownfiles.py: a fresh temporary, never through a link) with
-  mode ``0600``, read without following a link, at most ``MAX_ENTRY_BYTES``; a cache that cannot be
-  read or written only costs the time it saves.
+  mode ``0600``, read without following a link, at most ``MAX_ENTRY_BYTES``; what killed writers left
+  is collected by the next write; a cache that cannot be read or written only costs the time it saves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import secrets
 import stat
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
 from . import resources
-from .ownfiles import CLOEXEC, NOFOLLOW, replace_file
+from .ownfiles import CLOEXEC, NOFOLLOW, TEMP, replace_file
 
 MAGIC = b"advcache1"
 TAG_BYTES = 32
 MAX_ENTRY_BYTES = 256 * 2**20
+STALE_SECONDS = 60
 SECRET = "secret.key"
 
 
@@ -131,5 +134,18 @@ def write(kind: str, name: str, payload: bytes) -> None:
         return
     try:
         replace_file(place / name, MAGIC + _tag(secret, name, payload) + payload, mode=0o600)
+        _collect_stale(place)
     except OSError:
         pass
+
+
+def _collect_stale(place: Path) -> None:
+    """Temporaries of writers killed long ago (any entry's: a killed writer's entry may never be written
+    again); a minute's grace keeps the temporaries of writers still at work."""
+    now = time.time()
+    with os.scandir(place) as entries:
+        for entry in entries:
+            if TEMP.match(entry.name) and entry.is_file(follow_symlinks=False) \
+                    and now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)

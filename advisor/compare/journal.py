@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..errors import UsageError
+from ..inputfiles import MAX_SETTINGS_BYTES, read_input
 from ..ownfiles import open_owned
 from ..tensors.inventory import DumpFolder
 from ..tensors.lineage import TensorPrint
@@ -33,7 +35,7 @@ def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pa
     named = "|".join(str(Path(p).resolve()) for p in inputs)
     digest.update(f"v{VERSION}|{named}|{'shape' if pair_by_shape else ''}".encode())
     if op_map is not None:
-        digest.update(b"|op-map|" + op_map.read_bytes())
+        digest.update(b"|op-map|" + read_input(op_map, UsageError, max_bytes=MAX_SETTINGS_BYTES, what="op map"))
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:

@@ -117,3 +117,16 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path, shape):
     assert len(warnings) == 1 and str(folder) in warnings[0]
     assert not any((tmp_path / "real" if shape == "a link" else folder).rglob("*.json"))
     assert (tmp_path / "out" / "report.txt").is_file()
+
+
+def test_temporaries_killed_writers_left_are_collected(cache, tmp_path):
+    load_pack(make_pack(tmp_path))
+    folder = cache / "packs"
+    stale, fresh = folder / ".0123.json.89abcdef.tmp", folder / ".4567.json.01234567.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half an entry")
+    os.utime(stale, (1, 1))
+    packcache.clear_memory()
+    (tmp_path / "team" / "rule.yaml").write_text((tmp_path / "team" / "rule.yaml").read_text() + "\n")
+    load_pack(tmp_path / "team")                                # another content: a write
+    assert not stale.exists() and fresh.exists()               # a writer still at work keeps its temporary
