@@ -9,20 +9,21 @@ escape them like any other text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import StrictUndefined, Template
+from jinja2 import StrictUndefined, Template, nodes
+from jinja2.exceptions import TemplateSyntaxError
 
 from .cjk import tidy
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
 from .templating import BoundedEnvironment, render_bounded, render_problem, template_problem
-from .text import oneline
+from .text import oneline, suggest
 from .yamlfile import load_yaml
 
 LANGUAGES = ("en", "zh")
@@ -155,12 +156,73 @@ def validate_page(page: Any, path: Path, render: bool = False) -> None:
         if not isinstance(fix, dict) or not set(fix) <= set(BACKENDS):
             raise KnowledgeError(f"'fix' maps backends ({', '.join(BACKENDS)}) to texts",
                                  path=path, field=f"{lang}.fix")
-        texts = [(s, body[s]) for s in ("what", "why", "confirm")] + [(f"fix.{b}", t) for b, t in fix.items()]
-        for section, text in texts:
-            problem = template_problem(_env, str(text)) or (
+        for section, text in page_texts(body):
+            problem = template_problem(_env, str(text)) or advice_names_problem(str(text)) or (
                 render_problem(_env, str(text), _sample_context()) if render else None)
             if problem:
                 raise KnowledgeError(problem, path=path, field=f"{lang}.{section}")
+
+
+def page_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(section, template) of one language of a page: what, why, confirm and each backend's fix."""
+    fix = body.get("fix") if isinstance(body.get("fix"), dict) else {}
+    return [(s, str(body[s])) for s in ("what", "why", "confirm") if s in body] + \
+        [(f"fix.{b}", str(t)) for b, t in fix.items()]
+
+
+# What an advice text is rendered with (render_advice): the finding's op, and its values by name.
+ADVICE_CONTEXT = ("op", "index", "op_type", "values", "confidence")
+
+
+def advice_names_problem(text: str, values: Collection[str] | None = None) -> str | None:
+    """The first name an advice text uses that rendering will not have (a typo would stop the report
+    with an undefined-name error): a name outside ADVICE_CONTEXT, a field of ``op`` (a name, not a
+    fact) and, when ``values`` is given (the names the emitting rule puts in its finding's
+    ``values``), ``values.NAME`` of another name. Read from Jinja's AST."""
+    try:
+        tree = _env.parse(text)
+    except TemplateSyntaxError:
+        return None                       # template_problem reports it
+    local = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    for node in tree.find_all(nodes.Name):
+        if node.ctx == "load" and node.name not in {*ADVICE_CONTEXT, *local, *_env.globals, "loop"}:
+            return (f"unknown name '{node.name}' (line {node.lineno} of the text){suggest(node.name, ADVICE_CONTEXT)}; "
+                    f"an advice text sees {', '.join(ADVICE_CONTEXT)}")
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Call)):
+        base, name = _read_field(node)
+        if base is None or base in local:
+            continue
+        if base != "values":
+            if base in ADVICE_CONTEXT and not (isinstance(node, nodes.Call) or name in _STRING_METHODS):
+                return (f"'{base}.{name}' (line {node.lineno} of the text): '{base}' is a plain value, not a fact; "
+                        f"the finding's numbers are values.NAME (the rule's emit.values)")
+            continue
+        if values is not None and name is not None and name not in values and name not in _MAPPING_METHODS:
+            return (f"unknown value 'values.{name}' (line {node.lineno} of the text){suggest(name, sorted(values))}; "
+                    f"the rule's emit.values give: {', '.join(sorted(values)) or 'none'}")
+    return None
+
+
+_MAPPING_METHODS = frozenset({"get", "items", "keys", "values"})
+_STRING_METHODS = frozenset({"upper", "lower", "title", "capitalize", "replace", "split", "strip", "startswith",
+                             "endswith", "format", "join"})
+
+
+def _read_field(node: nodes.Node) -> tuple[str | None, str | None]:
+    """(base name, field) of ``base.field``, ``base['field']`` or ``base.get('field', ...)``."""
+    if isinstance(node, nodes.Call):
+        target = node.node
+        if (isinstance(target, nodes.Getattr) and target.attr == "get" and isinstance(target.node, nodes.Name)
+                and node.args and isinstance(node.args[0], nodes.Const) and isinstance(node.args[0].value, str)):
+            return target.node.name, node.args[0].value
+        return None, None
+    if not isinstance(node.node, nodes.Name):
+        return None, None
+    if isinstance(node, nodes.Getattr):
+        return node.node.name, node.attr
+    if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        return node.node.name, node.arg.value
+    return None, None
 
 
 class _SampleValues(dict):

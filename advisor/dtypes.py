@@ -55,3 +55,15 @@ def normalise_dtypes(values: pd.Series) -> pd.api.extensions.ExtensionArray:
     codes, uniques = pd.factorize(values)
     names = np.array([normalise_dtype(str(u)) for u in uniques] + [pd.NA], dtype=object)
     return pd.array(names[codes], dtype="string")
+
+
+_NUMPY_TO_GE_DTYPE = {
+    "float16": "DT_FLOAT16", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "bfloat16": "DT_BF16",
+    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "int32": "DT_INT32",
+    "int64": "DT_INT64", "bool": "DT_BOOL",
+}
+
+
+def ge_dtype_name(numpy_name: str) -> str:
+    """The GE dtype name msaccucmp prints for a numpy dtype: float16 -> ``DT_FLOAT16``."""
+    return _NUMPY_TO_GE_DTYPE.get(numpy_name, f"DT_{numpy_name.upper()}")

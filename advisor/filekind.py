@@ -41,7 +41,7 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 RAW_DUMP_NAME = re.compile(r"^(?P<op_type>[A-Za-z0-9_-]+)\.(?P<op>[^.]+)\.(?P<task>\d+)\.(?P<stream>\d+)"
                            r"\.(?P<ts>\d{10,})$")
 TFDBG_NAME = re.compile(r"_\d+_Debug[A-Za-z]+_\d+$")
-MAX_DUMP_HEADER = 64 * 1024 ** 2      # first line of `advisor tensor --txt` (advisor/inspect/tensor.py)
+MAX_DUMP_HEADER = 64 * 1024 ** 2      # first line of `advisor tensor --txt` (advisor/inspect/tensor_text.py)
 
 
 @dataclass(frozen=True)

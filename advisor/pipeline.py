@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .config import load_config
 from .diagnosis import Diagnosis, PackInfo
+from .diagnosis.key_ops import key_ops, op_types_of
+from .diagnosis.neighbourhood import root_neighbourhood
+from .diagnosis.series import op_series
+from .diagnosis.vendor import vendor_note, vendor_verdict
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
-from .engine.vendor import vendor_note, vendor_verdict
 from .errors import InputFormatError, UsageError
 from .facts.builder import DEFAULT_MAX_OP_FACTS, FactSet, build_facts
 from .facts.providers import load_providers, provided_facts
@@ -24,9 +27,6 @@ from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
-from .report.key_ops import key_ops, op_types_of
-from .report.neighbourhood import root_neighbourhood
-from .report.series import op_series
 
 if TYPE_CHECKING:
     from .evidence.facts import GoldenInputs
@@ -62,7 +62,7 @@ class AnalysisOptions:
     verify: bool = False                      # check the diagnosis on the CPU (advisor/verify): needs graph + dumps
 
 
-def _check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
+def check_settings(settings: Path | None, rules: list, knobs: tuple[str, ...]) -> None:
     """The project settings' own rule ids, parameters and thresholds, checked alone first, so a mistake in
     advisor.toml is named as one (not as a command-line option the user never gave). ``knobs``: the
     packs' thresholds, applied first."""
@@ -95,11 +95,11 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     pack_set = load_packs(options.rule_packs, builtin=options.builtin_rules, installed=options.plugins,
                           registry=registry)
     packs = pack_set.packs
-    _check_settings(options.settings, pack_set.rules, pack_set.thresholds())
+    check_settings(options.settings, pack_set.rules, pack_set.thresholds())
     rules = select_rules(pack_set.rules, options.disable, options.severity)
     # Precedence: built-in defaults < packs' settings (in load order) < project settings < command line
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
-    params = _pack_params(pack_set.params(), pack_set.rules, rules, options.params)
+    params = pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
     build = _build_config(options.build_config)
     stage(STAGES[1])
@@ -165,17 +165,25 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])
-        + [f"remedy: {w}" for w in remedy_warnings],
+        + [f"remedy: {w}" for w in remedy_warnings] + _deprecated(rules, ordered),
         neighbourhood=root_neighbourhood(facts, root),
         remedy=remedy,
         backends=resolve_backends(options.backends, (config or {}).get("tool")),
         key_ops=key_ops(facts, root.index if root is not None else None),
         advice_pages=dict(registry.advice.inline),
         verification=verification,
+        rule_aliases={rule.id: rule.aliases for rule in rules if rule.aliases},
     )
 
 
-def _pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
+def _deprecated(rules: list, findings: list) -> list[str]:
+    """A warning per deprecated rule that gave a finding: it still fires, and its docs say what replaces it."""
+    fired = {finding.rule for finding in findings}
+    return [f"rule '{rule.id}' is deprecated (advisor rules show {rule.id}); it will be removed"
+            for rule in rules if rule.status == "deprecated" and rule.id in fired]
+
+
+def pack_params(from_packs: tuple[str, ...], loaded: list, rules: list, given: tuple[str, ...]) -> dict[str, dict]:
     """The packs' params (checked against every ``loaded`` rule when the packs loaded; those of a rule
     the run disabled dropped) under the user's (``--set`` and the project settings, checked here
     against the run's ``rules`` as the user's own)."""
@@ -229,7 +237,8 @@ def _build_config(path: Path | None) -> tuple[dict, QuantSettings] | None:
     # The evidence stage is imported when an input asks for it: a plain comparison does not load it.
     from .evidence.config import config_fact
     from .evidence.quant_config import quant_settings
-    from .ingest.build_config import config_warnings, read_build_config
+    from .ingest.build_config import config_warnings
+    from .ingest.config_file import read_build_config
 
     raw = read_build_config(path)
     settings = quant_settings(raw, path)
@@ -255,22 +264,30 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     config, settings = build if build else (None, None)
     out = [config] if config else []
     out += _overflow_records(options, facts)
-    if not options.dumps and settings is None:
-        return out
-    from .evidence.facts import evidence_facts, statistics_facts
-    from .evidence.layers import LayerInputs, layer_facts
-
     if options.dumps:
+        from .evidence.facts import evidence_facts
+
         out += evidence_facts(*options.dumps, table, facts.network, config, input_nodes=options.input_nodes,
                               dumps=dumps, thresholds=thresholds)
-    else:   # the network inputs' statistics in the comparison, against the build config
+    elif config is not None or "golden_max" in table.present_metrics:
+        # The network inputs' statistics in the comparison: against the build config, and (with the
+        # extrema msprobe prints) the affine map between the two sides they imply.
+        from .evidence.facts import statistics_facts
+
         out += statistics_facts(table, facts.network, config, input_nodes=options.input_nodes, thresholds=thresholds)
     if settings is not None:
+        from .evidence.layers import LayerInputs, layer_facts
+
         simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
                               else None, golden_input=dumps, simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)
         out += layer_facts(settings, facts.ops, thresholds, sources)
+        if settings.ranges and options.dumps:      # calibration provenance: the ranges against real inputs
+            from .evidence.calibration import calibration_facts
+
+            out += calibration_facts(settings.ranges, settings.calibration_table, options.dumps[0], graph, thresholds,
+                                     facts.ops)
     return out
 
 

@@ -51,11 +51,9 @@ MARKS = (STORE, ".advisor-store", ".advisor-run", ".advisor-set.json")   # advis
 
 
 def realdata() -> Path | None:
-    """The shared real files beside the checkout (CI: ../shared/realdata; a worktree: ../../shared)."""
-    for candidate in (REPO.parent / "shared" / "realdata", REPO.parent.parent / "shared" / "realdata"):
-        if candidate.is_dir():
-            return candidate
-    return None
+    """The real files from public projects committed with the tests (tests/data/realdata)."""
+    candidate = REPO / "tests" / "data" / "realdata"
+    return candidate if candidate.is_dir() else None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,33 @@ CASES = (
 )
 
 
+# advisor post reports of committed post-processing scenarios (tests/data/post).
+POST = ROOT / "tests" / "data" / "post"
+POST_CASES = ("letterbox_as_resize", "class_permutation")
+
+
+def write_post_case(name: str, outdir: Path, lang: str) -> Path:
+    """``advisor post`` on the committed scenario ``name`` (with annotations and sizes); its HTML report
+    (and report.json beside it) in ``outdir``."""
+    from advisor.pipeline_post import PostOptions, analyse_post
+
+    options = PostOptions(golden=POST / "golden.json", target=POST / name / "target.json",
+                          annotations=POST / "annotations.json", images_info=POST / "images.json")
+    return write_reports(analyse_post(options), outdir, ["html", "json"], lang)[0]
+
+
+# advisor run on the committed calibration-set scenarios (tests/data/calibration).
+CALIBRATION = ROOT / "tests" / "data" / "calibration"
+
+
+def write_calibration_case(name: str, outdir: Path, lang: str) -> Path:
+    """``advisor run`` on the calibration scenario ``name`` (config, dumps, graph); its HTML report."""
+    folder = CALIBRATION / name
+    options = AnalysisOptions(comparison=folder / "result.csv", dumps=(CALIBRATION / "golden", folder / "target"),
+                              build_config=folder / "build.yaml", graph=CALIBRATION / "model.onnx")
+    return write_reports(analyse(options), outdir, ["html", "json"], lang)[0]
+
+
 def write_case(case: Case, outdir: Path, lang: str) -> Path:
     """Analyse ``case`` and write its HTML report (and report.json beside it) into ``outdir``; returns
     the page."""

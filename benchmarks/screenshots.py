@@ -1,7 +1,9 @@
 """Screenshots of the HTML report for the README: ``python -m benchmarks.screenshots``.
 
 Writes docs/screenshots/report-{en,zh}-{wide,narrow}.png (the top of the page: verdict, plot, graph,
-ops table) and report-{en,zh}-run-details.png, from a committed scenario, with the system Chromium
+ops table) and report-{en,zh}-run-details.png, from a committed scenario; post-en-wide.png and
+post-zh-narrow.png (advisor post: a letterbox mapped back as a plain resize, a label list in another
+order) and calibration-en-wide.png (an int8 build calibrated on raw pixels), with the system Chromium
 (benchmarks/report_pages.py; `apt-get install chromium fonts-noto-cjk`: without the CJK fonts the
 Chinese text shows as boxes). PNGs are reduced to a 256-colour palette to keep them small.
 """
@@ -14,7 +16,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .report_pages import CASES, NARROW, ROOT, WIDE, Case, chromium, chromium_path, write_case
+from .report_pages import (
+    CASES,
+    NARROW,
+    ROOT,
+    WIDE,
+    Case,
+    chromium,
+    chromium_path,
+    write_calibration_case,
+    write_case,
+    write_post_case,
+)
 
 OUT = ROOT / "docs" / "screenshots"
 CASE = "problem_node_graph"
@@ -64,9 +77,25 @@ def main(argv: list[str] | None = None) -> int:
                     page.locator("section.run").screenshot(path=str(details))
                     _small_png(details)
                 page.close()
-    for shot in sorted(out.glob("report-*.png")):
+        _edges(browser, Path(scratch))
+    for shot in sorted([*out.glob("report-*.png"), *out.glob("post-*.png"), *out.glob("calibration-*.png")]):
         print(f"{shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}  {shot.stat().st_size // 1024} KB")
     return 0
+
+
+def _edges(browser, scratch: Path) -> None:
+    """The pages past the network's edges: two advisor post reports and a calibration diagnosis."""
+    pages = ((write_post_case("letterbox_as_resize", scratch / "post-en", "en"), WIDE[0], 1500, "post-en-wide"),
+             (write_post_case("class_permutation", scratch / "post-zh", "zh"), NARROW[0], 1900, "post-zh-narrow"),
+             (write_calibration_case("unnormalised", scratch / "cal-en", "en"), WIDE[0], 1300, "calibration-en-wide"))
+    for page_file, width, height, name in pages:
+        page = browser.new_page()
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(page_file.as_uri(), wait_until="load")
+        shot = OUT / f"{name}.png"
+        page.screenshot(path=str(shot))
+        _small_png(shot)
+        page.close()
 
 
 if __name__ == "__main__":

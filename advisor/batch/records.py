@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..diagnosis import CONSISTENT
 from ..text import oneline
 
 JobStatus = Literal["ok", "unchanged", "failed"]
 
-CONSISTENT = "consistent"
 # Finding kinds that restate the verdict rather than name a problem: left out of finding counts
 # and of new/fixed/persists, where the verdict change already says it.
 VERDICT_KINDS: frozenset[str] = frozenset({CONSISTENT})
@@ -33,10 +33,11 @@ class FindingRecord:
     root_cause: bool            # the diagnosis' root cause
     explained: bool             # explained as propagation of another finding
     evidence: str               # English evidence sentence
+    rule_aliases: tuple[str, ...] = ()   # the rule's former ids, when it declares them
 
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.rule, self.kind, self.op or "")
+    def key(self, renamed: dict[str, str] | None = None) -> tuple[str, str, str]:
+        """``renamed``: former rule id -> current id (a rule renamed between two runs)."""
+        return ((renamed or {}).get(self.rule, self.rule), self.kind, self.op or "")
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,14 @@ Tables (version 1):
 Version 2 adds ``results.verdict_title``: the verdict as the job's own report titled it in English
 (a rule pack's finding kind has its title only in that job's packs, which the index page does not load).
 Rows written before it hold NULL; the index then titles the kind from the built-in pages.
+
+Version 3 adds ``findings.rule_aliases``: the former ids of the finding's rule (comma-joined), so a
+rule renamed between two runs still matches its own findings (changes.finding_changes). NULL before.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1
@@ -98,6 +101,10 @@ MIGRATIONS: tuple[str, ...] = (
     # 1 -> 2
     """
     ALTER TABLE results ADD COLUMN verdict_title TEXT;
+    """,
+    # 2 -> 3
+    """
+    ALTER TABLE findings ADD COLUMN rule_aliases TEXT;
     """,
 )
 

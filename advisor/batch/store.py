@@ -219,9 +219,10 @@ class HistoryStore:
             result_id = int(cursor.lastrowid)
             self.db.executemany(
                 "INSERT INTO findings (result_id, position, rule, kind, op, op_index, severity, confidence,"
-                " root_cause, explained, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " root_cause, explained, evidence, rule_aliases) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(result_id, i, f.rule, f.kind, f.op, f.index, f.severity, f.confidence, int(f.root_cause),
-                  int(f.explained), f.evidence) for i, f in enumerate(outcome.findings)])
+                  int(f.explained), f.evidence, ",".join(f.rule_aliases) or None)
+                 for i, f in enumerate(outcome.findings)])
             self.db.executemany("INSERT INTO packs (result_id, name, version, source, digest) VALUES (?, ?, ?, ?, ?)",
                                 [(result_id, p.name, p.version, p.source, p.digest) for p in outcome.packs])
         return result_id
@@ -277,7 +278,9 @@ class HistoryStore:
         rows = self.db.execute("SELECT * FROM findings WHERE result_id = ? ORDER BY position", (result.origin,))
         return [FindingRecord(rule=r["rule"], kind=r["kind"], op=r["op"], index=r["op_index"], severity=r["severity"],
                               confidence=r["confidence"], root_cause=bool(r["root_cause"]),
-                              explained=bool(r["explained"]), evidence=r["evidence"]) for r in rows]
+                              explained=bool(r["explained"]), evidence=r["evidence"],
+                              rule_aliases=tuple(filter(None, (r["rule_aliases"] or "").split(","))))
+                for r in rows]
 
     def packs(self, result: ResultRow) -> list[PackRecord]:
         rows = self.db.execute("SELECT * FROM packs WHERE result_id = ? ORDER BY rowid", (result.origin,))

@@ -100,7 +100,8 @@ def finding_records(diagnosis: Diagnosis) -> list[FindingRecord]:
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
     return [FindingRecord(rule=f.rule, kind=f.kind, op=f.op, index=f.index, severity=f.severity,
                           confidence=float(f.confidence), root_cause=f.id == root_id,
-                          explained=f.explained_by is not None, evidence=f.evidence.get("en", ""))
+                          explained=f.explained_by is not None, evidence=f.evidence.get("en", ""),
+                          rule_aliases=tuple(diagnosis.rule_aliases.get(f.rule, ())))
             for f in diagnosis.findings]
 
 

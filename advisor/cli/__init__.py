@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("rules", "validate, test, list, show and document rule packs"),
     "batch": ("batch", "analyse many comparisons (manifest or folder scan), keep a history, write an index"),
     "history": ("history", "list batch runs, show one, diff two"),
+    "post": ("post", "compare a golden and a target post-processing's detections and write reports"),
     "compare": ("compare", "compare golden and target dumps into an msaccucmp result CSV"),
     "ops": ("ops", "list the ops of a comparison, filtered and in execution order"),
     "node": ("node", "everything known about one op"),

@@ -23,11 +23,8 @@ from ..inputfiles import input_path
 from ..progress import ProgressBar
 from ..report.labels import labels_for, plural
 from . import command_help
+from .options import ANALYSIS_OPTIONS, add_analysis_options
 from .run import parse_formats
-
-# Options of `advisor run` that a --scan batch takes from the command line (a manifest says them itself).
-SCAN_OPTIONS = ("rules", "no_builtin_rules", "input_nodes", "threshold", "params", "disable", "severity", "lang",
-                "format", "comparison_format", "max_op_facts")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -65,18 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="print a line per job as it finishes")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     scan = parser.add_argument_group("analysis options for --scan (a manifest sets them in 'defaults:')")
-    scan.add_argument("--rules", action="append", type=input_path, metavar="PACK", help="extra rule pack; repeatable")
-    scan.add_argument("--no-builtin-rules", action="store_true", default=None, help="use only the --rules packs")
-    scan.add_argument("--input-nodes", metavar="A;B", help="names of the network's input ops, separated by ';'")
-    scan.add_argument("--threshold", action="append", metavar="[DTYPE.]METRIC=VALUE", help="override a threshold")
-    scan.add_argument("--set", action="append", dest="params", metavar="RULE.PARAM=VALUE",
-                      help="override a rule parameter")
-    scan.add_argument("--disable", action="append", metavar="RULE", help="do not fire this rule")
-    scan.add_argument("--severity", action="append", metavar="RULE=LEVEL", help="change a rule's severity")
-    scan.add_argument("--lang", choices=("en", "zh"), help="report language (default: en)")
-    scan.add_argument("--format", metavar="LIST", help="comma-separated report formats (default: all)")
-    scan.add_argument("--comparison-format", metavar="NAME", help="force the input format")
-    scan.add_argument("--max-op-facts", type=int, metavar="N", help="most op facts handed to the rules")
+    add_analysis_options(scan, defaults=False)       # advisor run's, declared once (options.py)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -90,7 +76,7 @@ def execute(args: argparse.Namespace) -> int:
         require_distributed()
     settings = load_config(args.project_config)
     if args.manifest is not None:
-        given = [f"--{name.replace('_', '-')}" for name in SCAN_OPTIONS if getattr(args, name) is not None]
+        given = [option.flags[0] for option in ANALYSIS_OPTIONS if getattr(args, option.dest) is not None]
         given += ["--pattern"] * (args.pattern != DEFAULT_PATTERN) + ["--all-results"] * args.all_results
         if given:
             raise UsageError(f"{', '.join(given)}: only with --scan; a manifest sets analysis options in its "

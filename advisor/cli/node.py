@@ -8,10 +8,12 @@ import sys
 import textwrap
 
 from ..errors import AdvisorError, UsageError
+from ..facts.thresholds import Thresholds
 from ..graph import read_graph
 from ..ingest import read_comparison
 from ..inputfiles import input_path
 from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
+from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
 from ..inspect.node import NodeReport, inspect_node
 from . import command_help
 
@@ -49,11 +51,16 @@ def execute(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print(node_text(report, colour=use_colour()))
+        print(node_text(report, colour=use_colour(), thresholds=project_thresholds()))
     return 0
 
 
-def node_text(report: NodeReport, *, colour: bool = False, width: int | None = None) -> str:
+def node_text(report: NodeReport, *, colour: bool = False, width: int | None = None,
+              thresholds: Thresholds | None = None) -> str:
+    """A tensor's cosine is coloured by its own limit (advisor/inspect/limits.py): ``thresholds``
+    (default: knowledge/thresholds.yaml as shipped)."""
+    thresholds = thresholds or project_thresholds()
+    identical = report.summary is not None and report.summary.inputs_identical
     lines = [f"{report.name}  ({report.op_type or 'unknown type'})"
              + (f"  index {report.index}" if report.index is not None else "  not in the comparison")]
     if report.fused_from:
@@ -77,9 +84,11 @@ def node_text(report: NodeReport, *, colour: bool = False, width: int | None = N
         for t in report.tensors:
             rows.append([t.tensor, t.dtype or "-", t.shape or "-", "yes" if t.overflow else "",
                          *(fmt(t.metrics.get(m)) for m in metrics)])
-            cos = t.metrics.get("cosine", float("nan"))
+            limit = cosine_limit(thresholds, t.dtype, backward=t.direction == "backward",
+                                 identical_inputs=identical and t.io != "input")
+            tint = cosine_tint(t.metrics.get("cosine"), limit)
             tints.append([None, None, None, "red" if t.overflow else None,
-                          *(("red" if cos < 0.99 else None) if m == "cosine" else None for m in metrics)])
+                          *((tint if tint == "red" else None) if m == "cosine" else None for m in metrics)])
         lines += ["", render_table(headers, rows, width=width, shrink=(0, 2), colours=tints, colour=colour)]
     if report.graph_inputs or report.graph_outputs:
         lines.append("")

@@ -6,10 +6,12 @@ import argparse
 import json
 
 from ..errors import UsageError
+from ..facts.thresholds import Thresholds
 from ..graph import read_graph
 from ..ingest import read_comparison
 from ..inputfiles import input_path
 from ..inspect.common import fmt, jsonable, parse_threshold, render_table, use_colour
+from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
 from ..inspect.ops import OpSummary, list_ops
 from . import command_help
 
@@ -44,14 +46,17 @@ def execute(args: argparse.Namespace) -> int:
         print(json.dumps(jsonable({"comparison": str(args.comparison), "count": len(ops),
                                    "ops": [op.to_dict() for op in ops]}), indent=2))
         return 0
-    print(ops_text(ops, colour=use_colour()))
+    print(ops_text(ops, colour=use_colour(), thresholds=project_thresholds()))
     return 0
 
 
-
-def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = None) -> str:
+def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = None,
+             thresholds: Thresholds | None = None) -> str:
+    """The output cosine is coloured by the op's own limit (advisor/inspect/limits.py): ``thresholds``
+    (default: knowledge/thresholds.yaml as shipped)."""
     if not ops:
         return "no op matches"
+    thresholds = thresholds or project_thresholds()
     headers = ["#", "type", "name", "fused from", "in cos", "out cos", "out red", "out max_abs"]
     rows, tints = [], []
     for op in ops:
@@ -59,9 +64,10 @@ def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = 
         rows.append([fmt(op.index), op.op_type, op.name, ",".join(op.fused_from) if op.fused_from != [op.name] else "",
                      fmt(op.inputs.get("cosine")), fmt(out_cos), fmt(op.outputs.get("relative_euclidean_distance")),
                      fmt(op.outputs.get("max_abs_error"))])
-        bad = out_cos < 0.99 or op.overflow
-        tints.append([None, None, "red" if bad else None, None, None,
-                      "red" if out_cos < 0.99 else ("green" if out_cos >= 0.99 else None), None, None])
+        tint = cosine_tint(out_cos, cosine_limit(thresholds, op.dtype, backward=op.backward,
+                                                 identical_inputs=op.inputs_identical))
+        bad = tint == "red" or op.overflow
+        tints.append([None, None, "red" if bad else None, None, None, tint, None, None])
     table = render_table(headers, rows, width=width, shrink=(3, 2), colours=tints, colour=colour)
     return table + f"\n{len(ops)} op{'s' if len(ops) != 1 else ''}"
 

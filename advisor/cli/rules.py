@@ -10,7 +10,7 @@ import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..engine.cases import run_pack_cases
-from ..engine.loading import builtin_pack_paths, installed_packs, load_packs
+from ..engine.loading import builtin_pack_paths, installed_packs, load_packs, rules_by_name
 from ..engine.packs import Rule, check_pack, load_pack
 from ..engine.registry import Registry, describe
 from ..engine.scaffold import scaffold_pack
@@ -112,9 +112,13 @@ def _validate(paths: list[Path], registry: Registry) -> int:
 
 def _test(paths: list[Path], registry: Registry) -> int:
     failures = total = 0
+    builtin = {p.resolve() for p in builtin_pack_paths()}
     for path in paths:
         pack = load_pack(path, registry)
-        for result in run_pack_cases(pack):
+        # Input cases fire with what a run loads: the built-in packs, and this one.
+        extra = [] if Path(path).resolve() in builtin else [path]
+        companions = load_packs(extra, installed=False, registry=registry).rules
+        for result in run_pack_cases(pack, companions):
             total += 1
             failures += not result.passed
             detail = f" ({result.error or result.mismatch})" if result.error or result.mismatch else (
@@ -132,15 +136,16 @@ def _list(paths: list[Path], registry: Registry) -> int:
         print(f"{pack.name} {pack.version} ({pack.source})")
         for rule in pack.rules:
             kind = rule.emit.kind if rule.emit else "(explains)"
-            print(f"  {rule.id:<36} {rule.severity:<8} {kind:<24} {rule.title['en']}")
+            status = "" if rule.status == "stable" else f" [{rule.status}]"
+            print(f"  {rule.id:<36} {rule.severity:<8} {kind:<24} {rule.title['en']}{status}")
     return 0
 
 
 def _find_rule(rule_id: str, extra: list[Path], registry: Registry) -> Rule:
     rules = load_packs(extra, registry=registry).rules
-    for rule in rules:
-        if rule.id == rule_id:
-            return rule
+    named = rules_by_name(rules)
+    if rule_id in named:
+        return named[rule_id]
     raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, [r.id for r in rules])}")
 
 
@@ -149,6 +154,7 @@ def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int
     print(f"{rule.id}: {rule.title[lang]}")
     print(f"  pack {rule.pack}, {rule.source}:{rule.line}")
     print(f"  severity {rule.severity}{', names a root cause' if rule.root_cause else ''}, priority {rule.priority}")
+    print(f"  status {rule.status}" + (f", formerly {', '.join(rule.aliases)}" if rule.aliases else ""))
     if rule.tags:
         print(f"  tags: {', '.join(rule.tags)}")
     own = [f"{k}={v}" for k, v in rule.params.items() if k not in rule.shared]

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from ..advice import AdviceBook, preferred_backends, render_advice
 from ..config import ProjectConfig, load_config
-from ..diagnosis import SEVERITY_RANK, Diagnosis
+from ..diagnosis import CONSISTENT, SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
-from ..facts.builder import DEFAULT_MAX_OP_FACTS
 from ..inputfiles import input_path
 from ..pipeline import STAGES, AnalysisOptions, analyse
 from ..progress import ProgressBar
@@ -19,6 +18,7 @@ from ..remedy import BACKEND_NAMES, parse_backends
 from ..report import DEFAULT_FORMATS, get_reporter, write_reports
 from ..report.labels import labels_for, plural
 from . import command_help
+from .options import add_analysis_options
 
 DEFAULT_OUTDIR = "advisor-report"
 
@@ -58,39 +58,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="with --graph model.onnx and --dumps: check the diagnosis on the CPU with ONNX Runtime "
                              "(replay the blamed op on the target's inputs, emulate the target's precision, apply each "
                              "remedy step) and let the rules judge the results (docs/verify.md)")
-    parser.add_argument("--rules", action="append", type=input_path, default=[], metavar="PACK",
-                        help="extra rule pack (folder with pack.yaml, or a single YAML file); repeatable")
-    parser.add_argument("--no-builtin-rules", action="store_true", help="use only the packs given with --rules")
-    parser.add_argument("--input-nodes", default="", metavar="A;B",
-                        help="names of the network's input ops, separated by ';' (default: Data ops, "
-                             "else the first op)")
-    parser.add_argument("--threshold", action="append", default=[], metavar="[DTYPE.]METRIC=VALUE",
-                        help="override a threshold, e.g. cosine=0.995 or float16.cosine=0.98; repeatable")
-    parser.add_argument("--set", action="append", default=[], dest="params", metavar="RULE.PARAM=VALUE",
-                        help="override a rule parameter; repeatable")
-    parser.add_argument("--disable", action="append", default=[], metavar="RULE",
-                        help="do not fire this rule; repeatable")
-    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
-                        help="change a rule's severity (error, warning, info); repeatable")
+    add_analysis_options(parser, defaults=True)       # shared with advisor batch --scan (options.py)
     parser.add_argument("--project-config", type=input_path, metavar="FILE",
                         help="advisor.toml or pyproject.toml to use (default: the nearest one above the "
                              "current folder)")
     parser.add_argument("--backend", action="append", default=[], dest="backends", metavar="NAME",
                         help=f"write the remedy files for this backend ({', '.join(BACKEND_NAMES)} or all); "
                              "repeatable or comma-separated (default: the --config build's tool, else all)")
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
     parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTDIR), metavar="OUTDIR",
                         help=f"folder for the reports (default: ./{DEFAULT_OUTDIR})")
-    parser.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
-                        help=f"comma-separated report formats (default: {','.join(DEFAULT_FORMATS)})")
     parser.add_argument("--fail-on", choices=("error", "warning"),
                         help="exit with 1 when a finding reaches this severity")
-    parser.add_argument("--comparison-format", metavar="NAME",
-                        help="force the input format instead of detecting it from the header")
-    parser.add_argument("--max-op-facts", type=int, default=DEFAULT_MAX_OP_FACTS, metavar="N",
-                        help=f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS}); the inputs, the "
-                        "output and the first and last entry are always kept, and the report counts what "
-                        "was left out")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -178,10 +156,11 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
                                          format=diagnosis.inputs.get("format"), rows=net.get("rows"),
                                          ops=net.get("ops"))]
     root = diagnosis.root_cause
-    if root is None:
+    if root is None:      # the verdict the reports state, read from the findings (Diagnosis.verdict)
+        consistent = diagnosis.verdict == CONSISTENT
         lines.append(words["term.verdict"].format(
-            text=words["term.consistent" if net.get("consistent") else "term.no_root_cause"].format(
-                judged=_judged(net, words))))
+            text=words["term.consistent" if consistent else "term.no_root_cause"].format(
+                judged=_judged(net, words, consistent))))
     else:
         title = root.title.get(lang, root.title["en"])
         if root.index is not None:
@@ -213,14 +192,15 @@ def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     return "\n".join(lines)
 
 
-def _judged(net: dict, words: dict[str, str]) -> str:
+def _judged(net: dict, words: dict[str, str], consistent: bool) -> str:
     """How much of the comparison the verdict speaks for: judged tensors, and those that were not."""
     text = words["term.judged"].format(judged=net.get("judged_tensors", 0), compared=net.get("compared_tensors", 0))
     if net.get("checksums_compared"):
         text += words["term.judged_checksums"].format(n=net["checksums_compared"],
                                                       differ=net.get("checksums_differ", 0))
-    elif net.get("consistent"):
-        text += words["term.judged_within"]
+    elif consistent:
+        deviating = net.get("deviating_ops") or 0
+        text += words["term.judged_allowed"].format(n=deviating) if deviating else words["term.judged_within"]
     if net.get("unjudged_tensors"):
         text += words["term.unjudged"].format(n=net["unjudged_tensors"])
     return text

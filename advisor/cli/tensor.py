@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..inputfiles import input_path, input_text
 from ..inspect.common import fmt, load_array, paint, resolve_tensor_file, use_colour
-from ..inspect.tensor import TensorSummary, histogram_lines, summarise_tensor, write_text
+from ..inspect.tensor import TensorSummary, histogram_lines, summarise_tensor
+from ..inspect.tensor_text import write_text
 from . import command_help
 
 

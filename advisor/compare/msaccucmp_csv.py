@@ -1,4 +1,4 @@
-"""Write an msaccucmp vector-compare result CSV from compared tensor pairs (FORMATS.md §1).
+"""Write an msaccucmp vector-compare result CSV from compared tensor pairs (docs/formats.md).
 
 The layout written is the common one, with a single ``Address`` (the target's device address) and
 the ``OverFlow`` column::
@@ -36,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dtypes import ge_dtype_name
 from ..ownfiles import writing
-from ..tensors.dtypes import ge_dtype_name, overflow_flag
 from ..tensors.metrics import METRIC_NAMES, TensorComparison, compare_tensors, format_number, format_standard_deviation
+from ..tensors.overflow import overflow_flag
 from ..tensors.pairing import RowLabels
 
 HEADER: tuple[str, ...] = (

@@ -20,7 +20,7 @@ from ..errors import KnowledgeError, RulePackError, UsageError
 from ..plugins import guarded
 from ..resources import data_dir
 from ..text import suggest
-from .packs import SEVERITIES, Rule, RulePack, load_pack
+from .packs import SEVERITIES, Rule, RulePack, load_pack, pack_command
 from .registry import Registry
 
 ENTRY_POINT_GROUP = "advisor.rule_packs"
@@ -45,9 +45,11 @@ class PackSet:
         return tuple(setting.text() for pack in self.packs for setting in pack.thresholds)
 
 
-def builtin_pack_paths() -> list[Path]:
+def builtin_pack_paths(command: str | None = None) -> list[Path]:
+    """The built-in pack folders; with ``command``, only those of that command (their ``command:``)."""
     root = data_dir("rules")
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / "pack.yaml").is_file())
+    paths = sorted(p for p in root.iterdir() if p.is_dir() and (p / "pack.yaml").is_file())
+    return [p for p in paths if command is None or pack_command(p) == command]
 
 
 def installed_packs() -> list[tuple[str, str, Path | None, str | None]]:
@@ -72,20 +74,25 @@ def _pack_path(target: Any) -> Path:
 
 
 def load_packs(extra: Iterable[Path] = (), builtin: bool = True, installed: bool = True,
-               registry: Registry | None = None) -> PackSet:
+               registry: Registry | None = None, command: str = "run") -> PackSet:
     """The run's packs, validated against ``registry`` (a new one when None: the built-in schema), whose
-    advice pages they add to. Pack settings that name rules are checked once every pack is loaded."""
+    advice pages they add to. Built-in and installed packs are those of ``command`` (a pack's
+    ``command:``, run by default: ``advisor post`` loads the packs that judge detections); the packs the
+    user names are loaded whatever their command. Pack settings that name rules are checked once every
+    pack is loaded."""
     registry = registry or Registry()
     packs: list[RulePack] = []
     warnings: list[str] = []
     if builtin:
-        for path in builtin_pack_paths():
+        for path in builtin_pack_paths(command):
             packs.append(_add_pages(load_pack(path, registry), registry))
     if installed:
         for name, dist, path, error in installed_packs():
             try:
                 if error:
                     raise RulePackError(error)
+                if path is not None and pack_command(path) != command:
+                    continue
                 packs.append(_add_pages(load_pack(path, registry), registry))
             except RulePackError as exc:
                 warnings.append(f"installed rule pack '{name}' ({dist}) skipped: {exc.one_line()}")
@@ -138,6 +145,16 @@ def _check_unique(packs: list[RulePack]) -> None:
                 raise RulePackError(f"rule id '{rule.id}' is defined twice: here and in {other.source}:{other.line} "
                                     f"(pack '{other.pack}')", path=rule.source, line=rule.line)
             owners[rule.id] = rule
+    for pack in packs:
+        for rule in pack.rules:
+            for alias in rule.aliases:
+                if alias in owners:
+                    other = owners[alias]
+                    what = f"rule '{other.id}'" + ("" if other.id == alias else " (an alias of it)")
+                    raise RulePackError(f"alias '{alias}' of rule '{rule.id}' is already {what}, "
+                                        f"{other.source}:{other.line}: --disable {alias} would name either",
+                                        path=rule.source, line=rule.line)
+                owners[alias] = rule
     for rule_id, rule in owners.items():
         if rule_id in names:
             raise RulePackError(f"rule id '{rule_id}' is also the name of pack '{rule_id}' "
@@ -145,19 +162,30 @@ def _check_unique(packs: list[RulePack]) -> None:
                                 path=rule.source, line=rule.line)
 
 
+def rules_by_name(rules: Iterable[Rule]) -> dict[str, Rule]:
+    """Each rule under its id and under its former ids (``aliases``): what the user's settings may name."""
+    named: dict[str, Rule] = {}
+    for rule in rules:
+        named.update((alias, rule) for alias in rule.aliases)
+    named.update((rule.id, rule) for rule in rules)          # an id wins over another rule's alias
+    return named
+
+
 def select_rules(rules: list[Rule], disable: Iterable[str] = (),
                  severity: dict[str, str] | None = None) -> list[Rule]:
     """The rules a run fires: without the disabled ones, with severities changed (copies: the
-    loaded packs stay as written). Unknown ids are errors, with the nearest id suggested."""
-    by_id = {rule.id: rule for rule in rules}
-    for rule_id in [*disable, *(severity or {})]:
-        if rule_id not in by_id:
-            raise UsageError(f"no rule '{rule_id}'{suggest(rule_id, list(by_id))} to disable or re-rate")
-    for rule_id, level in (severity or {}).items():
+    loaded packs stay as written). A rule is named by its id or a former one (``aliases``); unknown
+    names are errors, with the nearest id suggested."""
+    by_name = rules_by_name(rules)
+    for name in [*disable, *(severity or {})]:
+        if name not in by_name:
+            raise UsageError(f"no rule '{name}'{suggest(name, [r.id for r in rules])} to disable or re-rate")
+    for name, level in (severity or {}).items():
         if level not in SEVERITIES:
-            raise UsageError(f"severity for '{rule_id}' must be one of {', '.join(SEVERITIES)}, not '{level}'")
-    disabled = set(disable)
-    return [dataclasses.replace(rule, severity=(severity or {}).get(rule.id, rule.severity))
+            raise UsageError(f"severity for '{name}' must be one of {', '.join(SEVERITIES)}, not '{level}'")
+    disabled = {by_name[name].id for name in disable}
+    levels = {by_name[name].id: level for name, level in (severity or {}).items()}
+    return [dataclasses.replace(rule, severity=levels.get(rule.id, rule.severity))
             for rule in rules if rule.id not in disabled]
 
 
@@ -165,7 +193,7 @@ def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, 
     """``--set RULE.PARAM=VALUE`` or ``--set PACK.PARAM=VALUE`` (a pack's shared parameter: every rule
     of the pack that reads it; as RULE.PARAM, that rule's value only) -> {rule id: {param: value}},
     checked against the rules' params."""
-    by_id = {rule.id: rule for rule in rules}
+    by_id = rules_by_name(rules)
     sharing: dict[str, dict[str, list[Rule]]] = {}          # pack -> shared param -> rules reading it
     for rule in rules:
         for name in rule.shared:
@@ -187,12 +215,14 @@ def parse_param_overrides(texts: Iterable[str], rules: list[Rule]) -> dict[str, 
                 overrides.setdefault(rule.id, {})[name] = value
             continue
         if owner not in by_id:
-            raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*by_id, *sharing])}")
-        params = by_id[owner].params        # a pack's shared one too: then for this rule only
+            ids = [rule.id for rule in rules]
+            raise UsageError(f"--set '{text}': no rule '{owner}'{suggest(owner, [*ids, *sharing])}")
+        rule = by_id[owner]                 # named by its id or a former one
+        params = rule.params                # a pack's shared one too: then for this rule only
         if name not in params:
             known = ", ".join(params) or "none"
-            raise UsageError(f"--set '{text}': rule '{owner}' has no parameter '{name}' (parameters: {known})")
-        overrides.setdefault(owner, {})[name] = _typed(raw.strip(), params[name], text)
+            raise UsageError(f"--set '{text}': rule '{rule.id}' has no parameter '{name}' (parameters: {known})")
+        overrides.setdefault(rule.id, {})[name] = _typed(raw.strip(), params[name], text)
     return overrides
 
 

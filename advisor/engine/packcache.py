@@ -27,10 +27,11 @@ from typing import Any
 from .. import __version__, cachefiles
 from ..advice import builtin_kinds
 from ..errors import AdvisorError, RulePackError
-from ..inputfiles import read_input
+from ..inputfiles import MAX_WHOLE_BYTES, listed, read_input
 from ..resources import data_dir
 from ..yamlfile import MAX_YAML_BYTES
 from . import packcodec
+from .rulemodel import pack_files
 
 FORMAT = 2                                  # bump when the stored classes change shape (2: JSON, packcodec)
 _memory: dict[str, Any] = {}                # content key -> (RulePack | None, [Problem])
@@ -40,14 +41,18 @@ MAX_MEMORY = 64
 def content_key(path: Path, schema_digest: str) -> str:
     """The pack's path as given (problems and rules name their files by it) and its files (pack.yaml
     first, then rule files by name) with the version and schema."""
-    from .packs import pack_files  # here, not at the top: packs imports this module
-
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{schema_digest}\0{path}\0".encode())
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")
-    for file in pack_files(path):
+    # The rule files, then the other files of the pack (the input cases' comparison files: validation
+    # checks they exist, so adding or removing one is another key). Each read through read_input: a FIFO
+    # or device is refused without blocking, and the pack is then parsed, which names it.
+    others = [p for p in listed(path.rglob("*"), path, "pack", RulePackError)
+              if p.is_file() and p.suffix != ".yaml"] if path.is_dir() else []
+    for file in [*pack_files(path), *others]:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")
-        digest.update(read_input(file, RulePackError, max_bytes=MAX_YAML_BYTES))
+        bound = MAX_YAML_BYTES if file.suffix == ".yaml" else MAX_WHOLE_BYTES
+        digest.update(read_input(file, RulePackError, max_bytes=bound))
         digest.update(b"\0")
     return digest.hexdigest()
 

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..advice import builtin_kinds, validate_page
+from ..advice import advice_names_problem, builtin_kinds, page_texts, validate_page
 from ..errors import KnowledgeError, RulePackError, UsageError
 from ..facts.thresholds import load_thresholds
-from ..inputfiles import listed
 from ..yamlfile import LineDict, load_yaml
 from . import packcache
 from .registry import Registry
@@ -39,6 +38,7 @@ from .rulemodel import (  # noqa: F401 - the pack model, imported from here by t
     RulePack,
     Setting,
     line_of,
+    pack_files,
     template_env,
 )
 from .schemacheck import schema_problems
@@ -67,12 +67,16 @@ def check_pack(path: Path, registry: Registry | None = None) -> tuple[RulePack |
     return packcache.cached(path, registry.schema_digest(), registry.fields, lambda: _read_pack(path, registry))
 
 
-def pack_files(path: Path) -> list[Path]:
-    """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
-    if not path.is_dir():
-        return [path]
-    meta_path = path / "pack.yaml"
-    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
+def pack_command(path: Path) -> str:
+    """The command whose runs load the pack at ``path`` (its ``command:``, run when unsaid), read from its
+    metadata alone so a pack of another command is never validated for nothing. A metadata file that
+    cannot be read says run: loading it then reports what is wrong."""
+    try:
+        meta = load_yaml(path / "pack.yaml" if path.is_dir() else path)
+    except RulePackError:
+        return "run"
+    command = meta.get("command") if isinstance(meta, dict) else None
+    return command if isinstance(command, str) else "run"
 
 
 def _read_pack(path: Path, registry: Registry) -> tuple[RulePack | None, list[Problem]]:
@@ -141,6 +145,8 @@ def _pack_meta(meta: Any, path: Path, checker: Checker) -> RulePack:
                     f"(pip install -U advisor)", meta, "min_advisor_version")
     pack = RulePack(name=str(name), version=str(version), description=str(meta.get("description", "")),
                     source=path)
+    if isinstance(meta.get("command"), str) and not structural:
+        pack.command = meta["command"]
     if isinstance(meta.get("params"), dict) and not structural:
         pack.shared = dict(meta["params"])
     settings = meta.get("settings")
@@ -210,8 +216,10 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
             page = {"title": node["title"], **page}
         try:
             validate_page(page, Path(where), render=True)
+            _check_advice_values(page, emitted_values(emit))
         except KnowledgeError as exc:
-            checker.problems.append(Problem(rule_path, node.where("advice")[0], None,
+            line = _line_of_field(node["advice"], exc.field) or node.where("advice")[0]
+            checker.problems.append(Problem(rule_path, line, None,
                                             f"advice: {exc.message}" + (f" ({exc.field})" if exc.field else "")))
             continue
         if kind in pages and pages[kind][0] != page:
@@ -220,3 +228,34 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
             continue
         pages[kind] = (dict(page), where)
     return pages
+
+
+def emitted_values(emit: Any) -> set[str]:
+    """The names a rule's findings carry in ``values`` (its ``emit.values``: ``field`` or ``alias.field``;
+    a name given twice is kept as ``alias_field`` too, as the engine does)."""
+    specs = emit.get("values") if isinstance(emit, dict) else None
+    names: set[str] = set()
+    for spec in specs if isinstance(specs, list) else []:
+        alias, _, name = str(spec).rpartition(".")
+        names.update({name, f"{alias}_{name}"} if alias else {name})
+    return names
+
+
+def _check_advice_values(page: dict[str, Any], values: set[str]) -> None:
+    """Every ``values.NAME`` an inline advice page reads is one the rule emits."""
+    for lang in LANGUAGES:
+        for section, text in page_texts(page[lang]):
+            problem = advice_names_problem(text, values)
+            if problem:
+                raise KnowledgeError(problem, field=f"{lang}.{section}")
+
+
+def _line_of_field(node: Any, dotted: str | None) -> int | None:
+    """The line of ``en.fix.any`` inside an advice mapping read with lines (None when unknown)."""
+    line = None
+    for key in (dotted or "").split("."):
+        if not isinstance(node, LineDict) or key not in node:
+            break
+        line = node.where(key)[0]
+        node = node[key]
+    return line

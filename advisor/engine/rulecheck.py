@@ -108,11 +108,18 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
         cases = []
     else:
         _check_cases(cases, node, checker)
+    input_cases = node.get("input_cases") or []
+    for case in input_cases if isinstance(input_cases, list) else []:
+        if isinstance(case, LineDict):
+            _check_input_case(case, path, "explain" in node, checker)
     tags = node.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
         checker.add("'tags' is a list of words, e.g. [fp16, overflow]", node, "tags")
         tags = []
     priority = node.get("priority", 100)
+    aliases = node.get("aliases") or []
+    if rule_id in aliases:
+        checker.add(f"'aliases' lists the rule's own id '{rule_id}': aliases are its former ids", node, "aliases")
     if checker.problems:
         return None
     inherited = sorted(name for name in used if name in shared and name not in params)
@@ -120,7 +127,8 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
                 priority=priority, tags=list(tags), params={**{n: shared[n] for n in inherited}, **params},
                 shared=tuple(inherited), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=line_of(node) or 0,
-                fields=fields)
+                fields=fields, aliases=tuple(aliases), status=node.get("status", "stable"),
+                input_cases=list(input_cases))
 
 
 def _patterns(when: Any, node: LineDict, checker: Checker) -> list[tuple[str, Any]]:
@@ -309,3 +317,11 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
                         checker.add(f"'explains' names {role} '{pair[role]}', which is no fact of the case"
                                     f"{suggest(str(pair[role]), sorted(map(str, ids)))}",
                                     pair if isinstance(pair, LineDict) else case, role)
+
+
+def _check_input_case(case: LineDict, path: Path, explains: bool, checker: Checker) -> None:
+    """An ``input_cases`` entry names a comparison file beside the rule (the schema checks its shape)."""
+    _check_expectations(case, explains, checker)
+    name = case.get("input")
+    if isinstance(name, str) and not (path.parent / name).is_file():
+        checker.add(f"input case file '{name}' not found next to the rule ({path.parent / name})", case, "input")

@@ -14,6 +14,7 @@ from jinja2 import Undefined
 
 from ..errors import RulePackError
 from ..facts.schema import FACT_FIELDS
+from ..inputfiles import listed
 from ..templating import BoundedEnvironment
 from ..yamlfile import LineDict
 from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler
@@ -21,8 +22,8 @@ from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler
 SEVERITIES = ("error", "warning", "info")
 LANGUAGES = ("en", "zh")
 DOC_SECTIONS = ("what", "why", "fix")
-RULE_KEYS = {"id", "title", "severity", "root_cause", "priority", "tags", "params", "docs", "when",
-             "emit", "explain", "cases", "advice"}
+RULE_KEYS = {"id", "aliases", "status", "title", "severity", "root_cause", "priority", "tags", "params", "docs",
+             "when", "emit", "explain", "cases", "input_cases", "advice"}
 EMIT_KEYS = {"kind", "subject", "op", "confidence", "evidence", "values"}
 PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version", "params", "settings"}
 ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -77,6 +78,9 @@ class Rule:
     line: int
     pack: str = ""
     shared: tuple[str, ...] = ()        # names in ``params`` that are the pack's (pack.yaml ``params``)
+    aliases: tuple[str, ...] = ()       # former ids: the user's settings that name them still reach this rule
+    input_cases: list[dict[str, Any]] = field(default_factory=list)   # comparison files beside the rule
+    status: str = "stable"              # stable | preview | deprecated (rules/schema/rule.schema.json)
     # The fact schema the rule was validated against (the run's Registry.fields): compiled with it.
     fields: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=lambda: FACT_FIELDS,
                                                                 repr=False, compare=False)
@@ -132,6 +136,7 @@ class RulePack:
     shared: dict[str, Any] = field(default_factory=dict)      # pack-level ``params``, shared by its rules
     params: list[Setting] = field(default_factory=list)       # settings.params: tune rules of any pack
     thresholds: list[Setting] = field(default_factory=list)   # settings.thresholds: thresholds and knobs
+    command: str = "run"                                      # the command whose runs load it (run, post)
 
 
 @dataclass
@@ -157,6 +162,14 @@ class PackProblems(RulePackError):
         more = f" (and {len(problems) - 1} more problem(s); run 'advisor rules validate')" \
             if len(problems) > 1 else ""
         super().__init__(first.message + more, path=first.path, line=first.line, column=first.column)
+
+
+def pack_files(path: Path) -> list[Path]:
+    """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
+    if not path.is_dir():
+        return [path]
+    meta_path = path / "pack.yaml"
+    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
 
 
 def line_of(node: Any, key: str | None = None) -> int | None:

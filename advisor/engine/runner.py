@@ -1,6 +1,6 @@
 """Compile rule packs to one durable_rules ruleset per run, assert facts, collect findings.
 
-durable_rules facts this module is built around (see DESIGN.md):
+durable_rules facts this module is built around:
 * a fact no rule matches raises MessageNotHandledException and loses the batch's actions, so every
   ruleset gets a catch-all rule;
 * identical facts raise MessageObservedException, so every fact carries a unique ``id``;
@@ -52,7 +52,8 @@ CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__nev
 _run_ids = itertools.count()
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
-OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual")
+OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual",
+              "calibration")
 
 
 class _PositionalRuleset(durable_engine.Ruleset):
@@ -174,7 +175,7 @@ def _template(text: str) -> Template:
 
 class Collector:
     """Builds findings and explanations from the matches of rules; never lets an exception escape
-    into durable_rules. The reference matcher (reference.py) feeds the same collector."""
+    into durable_rules. The test-only reference matcher (tests/engine/reference.py) feeds the same collector."""
 
     def __init__(self, params: dict[str, dict[str, Any]]) -> None:
         self.params = params
@@ -284,6 +285,25 @@ def finding_fact(finding: Finding, subject: dict[str, Any] | None = None) -> dic
     })
 
 
+def feed_findings_back(collector: Collector, facts: list[dict[str, Any]],
+                       fire: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Fire ``facts`` (``fire`` matches a batch of facts and hands each match to ``collector``), then
+    each round's new findings as ``finding`` facts, until a round adds none: rules reason over findings
+    (a root cause explains its symptoms). The engine and the reference matcher share this loop."""
+    batch = list(facts)
+    for _ in range(MAX_ROUNDS):
+        collector.originals.update((fact["id"], fact) for fact in batch)
+        fire(batch)
+        if collector.errors:
+            raise EngineError(collector.errors[0])
+        new = collector.take_new()
+        if not new:
+            return
+        batch = [finding_fact(f, collector.subjects.get(f.id)) for f in new]
+    raise EngineError(f"rules kept producing new findings after {MAX_ROUNDS} rounds: "
+                      "a rule over findings probably matches its own output")
+
+
 def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
               params: dict[str, dict[str, Any]] | None = None) -> EngineResult:
     """Fire ``rules`` over ``facts`` (and over the findings they produce) in a fresh ruleset."""
@@ -320,25 +340,17 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     definition[CATCH_ALL] = CATCH_ALL_RULE
     name = f"advisor_{os.getpid()}_{next(_run_ids)}"
     host = _SynchronousHost({name: definition})
+
+    def fire(batch: list[dict[str, Any]]) -> None:
+        batch = [fact for fact in batch if prefilter.may_match(fact)]
+        if batch:
+            host.assert_facts(name, batch)
+        for rule, join in joins:
+            for matched in join.matches():
+                collector.fire(rule, matched)
+
     try:
-        batch = list(facts)
-        for _ in range(MAX_ROUNDS):
-            collector.originals.update((fact["id"], fact) for fact in batch)
-            batch = [fact for fact in batch if prefilter.may_match(fact)]
-            if batch:
-                host.assert_facts(name, batch)
-            for rule, join in joins:
-                for matched in join.matches():
-                    collector.fire(rule, matched)
-            if collector.errors:
-                raise EngineError(collector.errors[0])
-            new = collector.take_new()
-            if not new:
-                break
-            batch = [finding_fact(f, collector.subjects.get(f.id)) for f in new]
-        else:
-            raise EngineError(f"rules kept producing new findings after {MAX_ROUNDS} rounds: "
-                              "a rule over findings probably matches its own output")
+        feed_findings_back(collector, facts, fire)
     finally:
         # Free the C-side ruleset: long-lived processes (batch workers, tests) run many rulesets.
         durable_rules_engine.delete_ruleset(host.get_ruleset(name)._handle)

@@ -110,8 +110,8 @@ class LayoutMatch:
     golden_view: np.ndarray | None = field(default=None, repr=False)   # golden reinterpreted, target's shape
 
 
-def layout_reinterpretation(target: np.ndarray, golden: np.ndarray, *, min_fit: float = 0.98,
-                            min_margin: float = 0.01) -> LayoutMatch | None:
+def layout_reinterpretation(target: np.ndarray, golden: np.ndarray, *, min_fit: float,
+                            min_margin: float) -> LayoutMatch | None:
     """The golden tensor's buffer read in the other layout (4-D or 3-D image-like, equal sizes), or
     None. Works for NCHW and NHWC goldens alike (the channel axis says which one it is). A
     hypothesis is named only above ``min_fit`` and ``min_margin`` (the ``probes`` knobs

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..ingest.build_config import BuildConfig, parse_build_config, read_build_config
+from ..ingest.build_config import BuildConfig, parse_build_config
+from ..ingest.config_file import read_build_config
 from ..ingest.quant_config import QuantConfig
 from .quant_config import QuantSettings
 

@@ -24,15 +24,15 @@ import pandas as pd
 from ..catalogs import load_catalog
 from ..facts.builder import clean_fact
 from ..facts.thresholds import Thresholds
-from ..ingest.build_config import read_build_config
+from ..ingest.config_file import read_build_config
 from ..ingest.table import ComparisonTable, lower_isin
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, DumpFolder, scan_folder
 from ..tensors.lineage import fingerprint, load_dump
 from ..tensors.pairing import plan_rows
 from .config import config_fact, config_facts
-from .normalisation import normalization_stats_errors
-from .probes import ProbeKnobs, normalization_fits, probe_pair
+from .normalisation import Moments, affine_from_statistics, normalization_stats_errors
+from .probes import ProbeKnobs, affine_fields, normalization_fits, probe_pair
 
 __all__ = ["GoldenInputs", "config_fact", "config_facts", "evidence_facts", "read_build_config", "statistics_facts"]
 
@@ -74,6 +74,7 @@ def evidence_facts(golden_dir: Path, target_dir: Path, table: ComparisonTable, n
             if constants is not None and fact.get("probed"):
                 fact.update(_folded_fits(target, golden, *constants))
         fact.update(_statistics(row, folded, knobs))
+        fact.update(_statistics_fit(row, knobs))
         fact.update(_config_crosscheck(fact, config, knobs.known_tolerance))
         facts.append(clean_fact(fact))
     return facts
@@ -91,6 +92,7 @@ def statistics_facts(table: ComparisonTable, network: dict, build_config: dict |
     for row in _probed_rows(table.frame, (), input_nodes).to_dict("records"):
         fact = {**_identity(row, network), "probed": False, "skipped": "no dumps: the comparison's statistics only"}
         fact.update(_statistics(row, folded, knobs))
+        fact.update(_statistics_fit(row, knobs))
         fact.update(_config_crosscheck(fact, config, knobs.known_tolerance))
         facts.append(clean_fact(fact))
     return facts
@@ -117,6 +119,51 @@ def _statistics(row: dict[str, Any], folded: dict[int, tuple[np.ndarray, np.ndar
                                         float(std[0]), knobs.stats_abs_tolerance, knobs.stats_rel_tolerance)
     return {**out, "cfg_norm_stats_checked": True, "cfg_norm_again_stats_error": errors["again"],
             "cfg_norm_expected_stats_error": errors["expected"], "stats_identity_error": errors["identity"]}
+
+
+def _statistics_fit(row: dict[str, Any], knobs: ProbeKnobs) -> dict[str, Any]:
+    """``norm_*`` of a network input from its printed statistics alone (msprobe's max, min, mean and
+    norm; the std follows from the norm and the shape): the affine map they imply between the two
+    sides, read as the dumps' probe reads one (a scale, a normalisation missing or applied twice),
+    ``norm_basis`` ``statistics``. Nothing when a statistic is missing."""
+    if not row.get("_network_input"):
+        return {}
+    sides = [_moments(row, side) for side in ("npu", "golden")]
+    if sides[0] is None or sides[1] is None:
+        return {}
+    fit = affine_from_statistics(sides[0], sides[1], knobs)
+    if fit is None:
+        return {}
+    return {**affine_fields(fit), "norm_basis": "statistics", "target_min": float(sides[0].low[0]),
+            "target_max": float(sides[0].high[0]), "golden_min": float(sides[1].low[0]),
+            "golden_max": float(sides[1].high[0])}
+
+
+def _moments(row: dict[str, Any], side: str) -> Moments | None:
+    """One side's whole-tensor moments from a row: mean, std (printed, or from the L2 norm and the
+    element count of the printed shape), min and max."""
+    values = [row.get(f"{side}_{name}") for name in ("mean", "min", "max")]
+    if not all(isinstance(v, float) and np.isfinite(v) for v in values):
+        return None
+    mean, low, high = values
+    std = row.get(f"{side}_std")
+    if not (isinstance(std, float) and np.isfinite(std)):
+        norm, count = row.get(f"{side}_norm"), _elements(row.get("shape" if side == "npu" else "golden_shape"))
+        if not (isinstance(norm, float) and np.isfinite(norm)) or not count:
+            return None
+        std = float(np.sqrt(max(norm * norm / count - mean * mean, 0.0)))
+    return Moments(*(np.array([v], dtype=np.float64) for v in (mean, std, low, high)), integral=None)
+
+
+def _elements(shape: object) -> int:
+    """The element count of a printed shape (``[2, 3, 16, 16]``); 0 when it cannot be read."""
+    if not isinstance(shape, str):
+        return 0
+    try:
+        dims = [int(d) for d in shape.strip("[]() ").replace(" ", "").split(",") if d]
+    except ValueError:
+        return 0
+    return int(np.prod(dims)) if dims else 0
 
 
 def _config(build_config: dict | None) -> dict[str, Any] | None:

@@ -27,7 +27,6 @@ ZOOMS: tuple[float, ...] = (0.75, 0.8, 0.85, 0.9, 0.95, 1.05, 1.1, 1.15, 1.2, 1.
 MAX_SHIFT = 1 / 3            # largest shift searched, as a fraction of the side
 MIN_OVERLAP = 0.4            # a shift must keep this fraction of the pixels in common
 MIN_SIDE = 8                 # planes smaller than this have no geometry worth searching
-SIMPLER_MARGIN = 0.002       # a more complex hypothesis must beat a simpler one by this much
 
 
 @dataclass(frozen=True)
@@ -57,14 +56,15 @@ def pearson(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b) / norm) if norm > 0 else float("nan")
 
 
-def match_geometry(target: np.ndarray, golden: np.ndarray) -> GeometryMatch | None:
+def match_geometry(target: np.ndarray, golden: np.ndarray, simpler_margin: float) -> GeometryMatch | None:
     """The best geometric explanation of ``target`` from ``golden`` (2-D planes), or None when the
-    planes are too small to tell."""
+    planes are too small to tell. A more complex hypothesis must beat a simpler one by
+    ``simpler_margin`` of fit (the ``probes.geometry_simpler_margin`` knob)."""
     target, golden = np.asarray(target, np.float64), np.asarray(golden, np.float64)
     if min(*target.shape, *golden.shape) < MIN_SIDE:
         return None
     if target.shape != golden.shape:
-        return _other_size(target, golden)
+        return _other_size(target, golden, simpler_margin)
     identity = pearson(target, golden)
     candidates = [GeometryMatch("identity", identity, identity)]
     for kind, flipped in (("hflip", golden[:, ::-1]), ("vflip", golden[::-1, :]), ("rot180", golden[::-1, ::-1])):
@@ -75,14 +75,14 @@ def match_geometry(target: np.ndarray, golden: np.ndarray) -> GeometryMatch | No
     for zoom in ZOOMS:
         dy, dx, fit = best_shift(target, _zoom(golden, zoom))
         candidates.append(GeometryMatch("zoom", fit, identity, (dy, dx), zoom))
-    return _simplest_best(candidates)
+    return _simplest_best(candidates, simpler_margin)
 
 
-def _simplest_best(candidates: list[GeometryMatch]) -> GeometryMatch:
+def _simplest_best(candidates: list[GeometryMatch], margin: float) -> GeometryMatch:
     """The best-fitting hypothesis, preferring the earlier (simpler) one unless beaten clearly."""
     best = candidates[0]
     for candidate in candidates[1:]:
-        if np.isfinite(candidate.fit) and (not np.isfinite(best.fit) or candidate.fit > best.fit + SIMPLER_MARGIN):
+        if np.isfinite(candidate.fit) and (not np.isfinite(best.fit) or candidate.fit > best.fit + margin):
             best = candidate
     return best
 
@@ -138,7 +138,7 @@ def bilinear(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
     return top * (1 - wy) + bottom * wy
 
 
-def _other_size(target: np.ndarray, golden: np.ndarray) -> GeometryMatch:
+def _other_size(target: np.ndarray, golden: np.ndarray, margin: float) -> GeometryMatch:
     """Shapes differ: a window of the golden image (crop), or the golden image resized."""
     th, tw = target.shape
     gh, gw = golden.shape
@@ -150,7 +150,7 @@ def _other_size(target: np.ndarray, golden: np.ndarray) -> GeometryMatch:
         return resized
     dy, dx, fit = _best_window(target, golden)
     crop = GeometryMatch("crop", fit, float("nan"), (dy, dx))
-    return crop if crop.fit > resized.fit + SIMPLER_MARGIN else resized
+    return crop if crop.fit > resized.fit + margin else resized
 
 
 def _best_window(target: np.ndarray, golden: np.ndarray) -> tuple[int, int, float]:

@@ -37,7 +37,10 @@ class QuantKnobs:
 
     max_layers: int             # layer facts per run: the worst by own error, plus every entry point
     max_sim_samples: int        # a batched golden input is recomputed on its first samples only
-    percentile: float           # the percentile the "percentile" calibration alternative keeps
+    percentile: float           # the percentile the "percentile" calibration alternative keeps (and the one
+                                # assumed when a build asks for percentile calibration without a value)
+    weight_outlier_percentile: float       # w_outlier_ratio: max|w| over this percentile of |w|
+    activation_outlier_percentile: float   # a_outlier_ratio: max|x| over this percentile of |x|
     share_cap: float            # sim_share / fw_sim_share are capped here
     range_search_max: float     # the widest activation range searched, x the input's own (reproducing_range)
     range_search_steps: int     # bisection steps of that search

@@ -232,20 +232,20 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
         out["producer_type"] = producer
         out["one_sided_by_type"] = producer.lower() in load_catalog("one_sided")
     if weight is not None:
-        stats = weight_quant_stats(weight.array, weight.axis)
+        stats = weight_quant_stats(weight.array, weight.axis, knobs.weight_outlier_percentile)
         out.update(weight=weight.name, w_channels=stats.channels, w_channel_ratio=stats.channel_ratio,
                    w_channel_ratio_median=stats.channel_ratio_median, w_asymmetry=stats.asymmetry,
                    w_outlier_ratio=stats.outlier_ratio)
     names = _input_names(sources.graph, node, row, 0)
-    act_scheme = settings.activation_scheme(names) if not settings.weight_only else None
-    second = settings.activation_scheme(_input_names(sources.graph, node, row, 1))
+    act_scheme = settings.activation_scheme(names, knobs.percentile) if not settings.weight_only else None
+    second = settings.activation_scheme(_input_names(sources.graph, node, row, 1), knobs.percentile)
     if act_scheme is not None:
         key = settings.range_key(names)
         out["a_range_stated"] = key is not None
         if key is not None:
             out["a_range_tensor"] = key
     if x is not None:
-        x = _activation(x, act_scheme, out)
+        x = _activation(x, act_scheme, out, knobs.activation_outlier_percentile)
     sims, note = simulate(row, settings, weight, x, act_scheme, knobs, second)
     if note:
         out["sim_note"] = note
@@ -261,7 +261,8 @@ def _evidence(row: pd.Series, settings: QuantSettings, sources: LayerInputs, wei
     return out
 
 
-def _activation(x: np.ndarray, scheme: Scheme | None, out: dict[str, Any]) -> np.ndarray | None:
+def _activation(x: np.ndarray, scheme: Scheme | None, out: dict[str, Any], outlier_percentile: float
+                ) -> np.ndarray | None:
     """The ``a_*`` statistics of the golden input into ``out``; the input itself, or None when it
     holds non-finite values (the layer is then not recomputed)."""
     finite = np.isfinite(x)
@@ -269,7 +270,7 @@ def _activation(x: np.ndarray, scheme: Scheme | None, out: dict[str, Any]) -> np
         out["a_nonfinite"] = int(x.size - finite.sum())
     if scheme is not None and out.get("a_nonfinite", 0) < x.size:
         calibrated = calibrated_range(x, scheme)
-        stats = activation_stats(x, calibrated)
+        stats = activation_stats(x, outlier_percentile, calibrated)
         widest = max(abs(stats.low), abs(stats.high))
         out.update(a_min=stats.low, a_max=stats.high, a_one_sided=stats.one_sided, a_offset=stats.offset,
                    a_outlier_ratio=stats.outlier_ratio, a_calibration=scheme.describe(),

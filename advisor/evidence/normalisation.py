@@ -30,6 +30,11 @@ KNOWN_NORMALIZATIONS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
 }
 
 
+# Absolute floors of relative comparisons, so a value of 0 can match (they are no tolerance of the reading:
+# a mean of 0 compared relatively would need to be exactly 0).
+ZERO_OFFSET = 1e-6          # an offset this small is 0 when telling one shared map from one per channel
+ZERO_MEAN = 1e-3            # a mean this small is 0 when naming well-known constants (e.g. mean 0)
+
 @dataclass(frozen=True)
 class AffineFit:
     scales: np.ndarray              # a per channel
@@ -42,12 +47,8 @@ class AffineFit:
     std: np.ndarray | None
     known: str | None               # the name of well-known constants the implied ones match
     groups: str = "channel"         # channel (one map per channel, or one for all) | sample (one per sample)
-
-    @property
-    def shared(self) -> bool:
-        """One scale and offset for every channel (within 1 %)."""
-        return bool(np.allclose(self.scales, self.scales.mean(), rtol=0.01)
-                    and np.allclose(self.offsets, self.offsets.mean(), rtol=0.01, atol=1e-6))
+    shared: bool = False            # one scale and offset for every channel (within knob shared_tolerance)
+    scale_known: str | None = None  # a "scale" map's factor by name (255, 1/32768...: scale_name)
 
 
 def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: ProbeKnobs) -> AffineFit:
@@ -65,10 +66,13 @@ def affine_fit(target: np.ndarray, golden: np.ndarray, axis: int | None, knobs: 
         if per_sample[2] >= knobs.relation_min_fit and 1 - per_sample[2] < knobs.group_residual_ratio * (1 - fit):
             (scales, offsets, fit), t, g, groups = per_sample, ts, gs.astype(np.float64), "sample"
     fitted = scales[:, None] * g + offsets[:, None]
-    relation, applied_to, mean, std = _read_affine(scales, offsets, g, t, fit, knobs, groups)
+    relation, applied_to, mean, std = _read_affine(scales, offsets, Moments.of(g), Moments.of(t), fit, knobs, groups)
     known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    tolerance = knobs.shared_tolerance
+    shared = bool(np.allclose(scales, scales.mean(), rtol=tolerance)
+                  and np.allclose(offsets, offsets.mean(), rtol=tolerance, atol=ZERO_OFFSET))
     return AffineFit(scales, offsets, fit, cosine_similarity(fitted, t), relation, applied_to, mean, std, known,
-                     groups)
+                     groups, shared, scale_name(float(scales.mean()), knobs.scale_name_tolerance))
 
 
 def _group_fits(t: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -85,11 +89,47 @@ def _group_fits(t: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     return scales, offsets, float(r2.min()) if r2.size else float("nan")
 
 
-def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.ndarray, fit: float,
+@dataclass(frozen=True)
+class Moments:
+    """What reading an affine map needs of one side, per group (channel or sample): its mean, std,
+    smallest and largest value, and whether every value is a whole number (None: not known)."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    integral: bool | None
+
+    @classmethod
+    def of(cls, rows: np.ndarray) -> Moments:
+        return cls(rows.mean(axis=1), rows.std(axis=1), rows.min(axis=1), rows.max(axis=1),
+                   bool(np.all(rows == np.round(rows))))
+
+    @property
+    def rms(self) -> np.ndarray:
+        return np.sqrt(self.mean ** 2 + self.std ** 2)
+
+    @property
+    def spread(self) -> float:
+        """The standard deviation over every group together (equal sizes)."""
+        return float(np.sqrt(np.mean(self.std ** 2) + np.var(self.mean)))
+
+    def standardised(self, knobs: ProbeKnobs) -> bool:
+        """Every group has zero mean and unit variance within ``standardised_tolerance``."""
+        return bool(np.all(np.abs(self.mean) <= knobs.standardised_tolerance)
+                    and np.all(np.abs(self.std - 1.0) <= knobs.standardised_tolerance))
+
+    def looks_raw(self) -> bool:
+        """Values as a sensor or a decoder writes them: integers (pixels, 16-bit PCM), never negative,
+        or float audio within [-1, 1]."""
+        return bool(self.integral or self.low.min() >= 0 or (self.low.min() >= -1.0 and self.high.max() <= 1.0))
+
+
+def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: Moments, t: Moments, fit: float,
                  knobs: ProbeKnobs, groups: str = "channel"
                  ) -> tuple[str, str | None, np.ndarray | None, np.ndarray | None]:
     """What an affine map between the sides means (the module docstring)."""
-    rms = np.sqrt((g ** 2).mean(axis=1))
+    rms = g.rms
     identity_tol = knobs.identity_scale_tolerance
     if (np.allclose(scales, 1.0, atol=identity_tol)
             and np.all(np.abs(offsets) <= identity_tol * np.maximum(rms, 1e-12))):
@@ -99,41 +139,60 @@ def _read_affine(scales: np.ndarray, offsets: np.ndarray, g: np.ndarray, t: np.n
     # A normalisation on the target side: target = (golden - m) / s, so s = 1 / a, m = -b / a.
     on_target = (-offsets / scales, 1.0 / scales)
     on_golden = (offsets, scales)                       # golden = (target - m) / s: s = a, m = b
-    standard_t, standard_g = _standardised(t, knobs), _standardised(g, knobs)
-    if standard_t != standard_g and scale_name(float(scales.mean())) is None:
+    standard_t, standard_g = t.standardised(knobs), g.standardised(knobs)
+    if standard_t != standard_g and scale_name(float(scales.mean()), knobs.scale_name_tolerance) is None:
         # One side is standardised (zero mean, unit variance per group) and the other is not: the
         # other side lacks that normalisation if it looks raw (or if the maps differ per sample: a
         # per-sample standardisation cannot be applied twice), else it got one more on top of it.
         other = g if standard_t else t
-        if groups == "sample" or _looks_raw(other):
+        if groups == "sample" or other.looks_raw():
             side = "target" if standard_t else "golden"
             return ("missing_normalization", side, *(on_target if side == "target" else on_golden))
         side = "golden" if standard_t else "target"
         return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
     if np.all(np.abs(offsets) <= knobs.scale_offset_tolerance * np.abs(scales) * np.maximum(rms, 1e-12)):
         return "scale", None, None, None
-    target_raw, golden_raw = bool(t.min() >= 0), bool(g.min() >= 0)
+    named = scale_name(float(scales.mean()), knobs.scale_name_tolerance)
+    if named is not None and (t.low.min() < 0) == (g.low.min() < 0):
+        # 255 (or 1/255, 32768) with an offset: the same normalisation applied to 0-255 values on one
+        # side and to 0-1 values on the other ((255x - m) / s against (x - m) / s): the scale is the fault.
+        return "scale", None, None, None
+    target_raw, golden_raw = bool(t.low.min() >= 0), bool(g.low.min() >= 0)
     if target_raw != golden_raw:
         side = "golden" if target_raw else "target"
         return ("missing_normalization", side, *(on_golden if side == "golden" else on_target))
     if target_raw:                                      # both raw: a brightness/contrast change
         return "affine", None, None, None
-    # Both normalised: the side whose spread is further from unit variance got the extra step.
-    spread_t, spread_g = abs(np.log(max(t.std(), 1e-12))), abs(np.log(max(g.std(), 1e-12)))
-    side = "target" if spread_t >= spread_g else "golden"
+    # Both normalised: the side whose implied constants are well known got the extra step (the
+    # other side's would be the inverse map); failing that, the side whose spread is further from
+    # unit variance.
+    known = [known_constants(*on_target, knobs.known_tolerance) is not None,
+             known_constants(*on_golden, knobs.known_tolerance) is not None]
+    spread_t, spread_g = abs(np.log(max(t.spread, 1e-12))), abs(np.log(max(g.spread, 1e-12)))
+    side = ("target" if known[0] else "golden") if known[0] != known[1] else (
+        "target" if spread_t >= spread_g else "golden")
     return ("extra_normalization", side, *(on_target if side == "target" else on_golden))
 
 
-def _standardised(rows: np.ndarray, knobs: ProbeKnobs) -> bool:
-    """Every row (channel or sample) has zero mean and unit variance within ``standardised_tolerance``."""
-    return bool(np.all(np.abs(rows.mean(axis=1)) <= knobs.standardised_tolerance)
-                and np.all(np.abs(rows.std(axis=1) - 1.0) <= knobs.standardised_tolerance))
-
-
-def _looks_raw(x: np.ndarray) -> bool:
-    """Values as a sensor or a decoder writes them: integers (pixels, 16-bit PCM), never negative, or
-    float audio within [-1, 1]."""
-    return bool(np.all(x == np.round(x)) or x.min() >= 0 or (x.min() >= -1.0 and x.max() <= 1.0))
+def affine_from_statistics(target: Moments, golden: Moments, knobs: ProbeKnobs) -> AffineFit | None:
+    """The affine map ``target = a * golden + b`` the two sides' whole-tensor statistics imply, when
+    no dumps are given (an msprobe statistics comparison prints max, min, mean and norm): ``a`` and
+    ``b`` from the extrema, checked on the mean and the std, which they must predict. ``fit`` is 1 minus
+    the larger of those two discrepancies over the target's std (1: exact); the reading is that of the
+    dumps' probe (:func:`affine_fit`). None when the golden side is constant or a statistic is missing."""
+    values = np.array([target.mean, target.std, target.low, target.high,
+                       golden.mean, golden.std, golden.low, golden.high], dtype=np.float64)
+    span = float(golden.high[0] - golden.low[0])
+    if values.shape[1] != 1 or not np.isfinite(values).all() or span <= 0 or target.std[0] <= 0:
+        return None
+    scale = (target.high - target.low) / span
+    offset = target.low - scale * golden.low
+    miss = max(abs(float(target.mean[0] - (scale[0] * golden.mean[0] + offset[0]))),
+               abs(float(target.std[0] - scale[0] * golden.std[0])))
+    fit = 1.0 - miss / float(target.std[0])
+    relation, applied_to, mean, std = _read_affine(scale, offset, golden, target, fit, knobs)
+    known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
+    return AffineFit(scale, offset, fit, float("nan"), relation, applied_to, mean, std, known)
 
 
 def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str | None:
@@ -142,17 +201,17 @@ def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str 
         for order in (1, -1):                          # RGB constants applied to BGR data too
             m = np.resize(np.asarray(known_mean[::order]), mean.shape)
             s = np.resize(np.asarray(known_std[::order]), std.shape)
-            if np.allclose(mean, m, rtol=tolerance, atol=1e-3) and np.allclose(std, s, rtol=tolerance):
+            if np.allclose(mean, m, rtol=tolerance, atol=ZERO_MEAN) and np.allclose(std, s, rtol=tolerance):
                 return name
     return None
 
 
-def scale_name(factor: float) -> str | None:
+def scale_name(factor: float, tolerance: float) -> str | None:
     """``255`` / ``1/255`` (or 256) when ``factor`` is the 0-255 vs 0-1 scale, ``32768`` / ``1/32768``
-    when it is 16-bit PCM against float audio, within 2 %."""
+    when it is 16-bit PCM against float audio, within ``tolerance`` (relative; knob scale_name_tolerance)."""
     for name, value in (("255", 255.0), ("1/255", 1 / 255.0), ("256", 256.0), ("1/256", 1 / 256.0),
                         ("32768", 32768.0), ("1/32768", 1 / 32768.0)):
-        if abs(factor / value - 1) < 0.02:
+        if abs(factor / value - 1) < tolerance:
             return name
     return None
 

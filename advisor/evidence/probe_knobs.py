@@ -26,6 +26,9 @@ class ProbeKnobs:
     identity_scale_tolerance: float     # |a - 1| and |b| / rms within this: identity
     scale_offset_tolerance: float       # |b| / (a * rms) within this: a pure scale
     known_tolerance: float              # relative tolerance when naming well-known mean/std constants
+    scale_name_tolerance: float         # relative tolerance when naming a scale factor (255, 1/32768...)
+    shared_tolerance: float             # scales and offsets this close across channels are one shared map
+    geometry_simpler_margin: float      # a more complex geometric hypothesis must beat a simpler one by this fit
     group_residual_ratio: float         # per-sample maps replace per-channel ones leaving this share of the residual
     standardised_tolerance: float       # |mean| and |std - 1| of a standardised channel or sample
     max_samples: int                    # samples of a batch surveyed one by one

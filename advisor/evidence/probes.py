@@ -34,7 +34,7 @@ import numpy as np
 from ..tensors.metrics import cosine_similarity, relative_euclidean_distance
 from .channels import ChannelOrder, LayoutMatch, channel_axis, channel_order, image_stack, layout_reinterpretation
 from .geometry import GeometryMatch, match_geometry
-from .normalisation import AffineFit, affine_fit, exact_fit, normalization_fits, scale_name
+from .normalisation import AffineFit, affine_fit, exact_fit, normalization_fits
 from .probe_knobs import ProbeKnobs
 from .samples import SampleSurvey, survey_samples
 
@@ -79,7 +79,7 @@ class ProbeReport:
                        channel_reversed=c.reversed, channel_fit=c.fit, channel_identity_fit=c.identity_fit,
                        channel_margin=c.margin, channel_cosine=c.cosine)
         if self.affine is not None:
-            out.update(_affine_fields(self.affine))
+            out.update(affine_fields(self.affine))
         if self.geometry is not None:
             g = self.geometry
             out.update(geometry=g.kind, geometry_label=g.label(), geometry_fit=g.fit,
@@ -93,15 +93,14 @@ class ProbeReport:
         return out
 
 
-def _affine_fields(a: AffineFit) -> dict[str, Any]:
+def affine_fields(a: AffineFit) -> dict[str, Any]:
     out: dict[str, Any] = {"norm_relation": a.relation, "norm_fit": a.fit, "norm_cosine": a.cosine,
                            "norm_scale": float(a.scales.mean()), "norm_offset": float(a.offsets.mean()),
                            "norm_shared": a.shared, "norm_groups": a.groups}
     if a.relation == "scale":
         out["scale_factor"] = float(a.scales.mean())
-        name = scale_name(float(a.scales.mean()))
-        if name:
-            out["scale_known"] = name
+        if a.scale_known:
+            out["scale_known"] = a.scale_known
     if a.applied_to:
         out["norm_applied_to"] = a.applied_to
     if a.mean is not None and a.std is not None:
@@ -141,7 +140,7 @@ def probe_pair(target: np.ndarray, golden: np.ndarray, knobs: ProbeKnobs | None 
         return report
     if not same_size:
         report.axis = channel_axis(t.shape)
-        report.geometry = _geometry(t, g, report.axis)
+        report.geometry = _geometry(t, g, report.axis, knobs)
         return report
     report.axis = channel_axis(t.shape) if t.shape == g.shape or t.ndim == g.ndim else None
     aligned = g.reshape(t.shape) if t.shape != g.shape and t.ndim != g.ndim else g
@@ -161,17 +160,17 @@ def probe_pair(target: np.ndarray, golden: np.ndarray, knobs: ProbeKnobs | None 
     if report.affine.relation not in ("identity", "none"):
         explained.append(report.affine.fit)
     if report.affine.relation != "identity" and max(explained, default=0.0) < knobs.explained_fit:
-        report.geometry = _geometry(t, g, report.axis)
+        report.geometry = _geometry(t, g, report.axis, knobs)
         report.samples = survey_samples(t, g, report.axis, knobs)
     return report
 
 
-def _geometry(t: np.ndarray, g: np.ndarray, axis: int | None) -> GeometryMatch | None:
+def _geometry(t: np.ndarray, g: np.ndarray, axis: int | None, knobs: ProbeKnobs) -> GeometryMatch | None:
     """Geometry of the first sample (the batch survey covers the others)."""
     t_planes, g_planes = image_stack(t, axis), image_stack(g, axis if t.shape == g.shape else channel_axis(g.shape))
     if t_planes is None or g_planes is None:
         return None
-    return match_geometry(t_planes[0], g_planes[0])
+    return match_geometry(t_planes[0], g_planes[0], knobs.geometry_simpler_margin)
 
 
 def _stats(t: np.ndarray, g: np.ndarray) -> dict[str, float]:

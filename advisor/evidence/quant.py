@@ -25,9 +25,6 @@ import numpy as np
 
 from ..tensors.metrics import cosine_similarity, relative_euclidean_distance
 
-#: Percentile of |x| the "percentile" calibration keeps (the rest saturates); the value AMCT's IFMR
-#: search and TensorRT's percentile calibrator start from is 99.99 or higher.
-DEFAULT_PERCENTILE = 99.99
 _TINY = 1e-30
 
 
@@ -38,7 +35,7 @@ class Scheme:
     per_channel: bool = False
     symmetric: bool = True
     calibration: str = "minmax"         # minmax | percentile | range (a fixed calibrated range)
-    percentile: float = DEFAULT_PERCENTILE
+    percentile: float | None = None     # with calibration "percentile": the percentile of |x| kept
     low: float | None = None            # the calibrated range when calibration == "range"
     high: float | None = None
 
@@ -142,10 +139,11 @@ class WeightStats:
     channel_ratio: float        # largest / smallest per-channel max|w|
     channel_ratio_median: float  # largest / median per-channel max|w|
     asymmetry: float            # (max + min) / (max - min): 0 centred, +-1 one-sided
-    outlier_ratio: float        # max|w| / 99.9th percentile of |w|
+    outlier_ratio: float        # max|w| / a high percentile of |w| (knob quant.weight_outlier_percentile)
 
 
-def weight_quant_stats(w: np.ndarray, channel_axis: int) -> WeightStats:
+def weight_quant_stats(w: np.ndarray, channel_axis: int, outlier_percentile: float) -> WeightStats:
+    """``outlier_percentile``: the percentile of |w| the largest weight is measured against."""
     w = np.nan_to_num(np.asarray(w, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     other = tuple(a for a in range(w.ndim) if a != channel_axis)
     ranges = np.abs(w).max(axis=other) if other else np.abs(w)
@@ -154,7 +152,7 @@ def weight_quant_stats(w: np.ndarray, channel_axis: int) -> WeightStats:
     largest = float(ranges.max()) if ranges.size else 0.0
     median = float(np.median(ranges)) if ranges.size else 0.0
     low, high = float(w.min()), float(w.max())
-    p999 = float(np.percentile(np.abs(w), 99.9))
+    p999 = float(np.percentile(np.abs(w), outlier_percentile))
     return WeightStats(channels=int(ranges.size), channel_ratio=largest / smallest,
                        channel_ratio_median=largest / max(median, _TINY),
                        asymmetry=(high + low) / max(high - low, _TINY),
@@ -167,16 +165,18 @@ class ActivationStats:
     high: float
     one_sided: bool             # never negative (after ReLU, Softmax, Sigmoid...)
     offset: float               # (high + low) / (high - low): the range's centre, in half-ranges
-    outlier_ratio: float        # max|x| / 99.99th percentile of |x|
+    outlier_ratio: float        # max|x| / a high percentile of |x| (knob quant.activation_outlier_percentile)
     saturation: float | None    # share of values outside the calibrated range (None: no range known)
 
 
-def activation_stats(x: np.ndarray, calibrated: tuple[float, float] | None = None) -> ActivationStats:
-    """Statistics of the finite values of ``x`` (which must hold at least one)."""
+def activation_stats(x: np.ndarray, outlier_percentile: float,
+                     calibrated: tuple[float, float] | None = None) -> ActivationStats:
+    """Statistics of the finite values of ``x`` (which must hold at least one); ``outlier_percentile``:
+    the percentile of |x| the largest value is measured against."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     x = x[np.isfinite(x)]
     low, high = float(x.min()), float(x.max())
-    p = float(np.percentile(np.abs(x), DEFAULT_PERCENTILE))
+    p = float(np.percentile(np.abs(x), outlier_percentile))
     saturation = None
     if calibrated is not None:
         saturation = float(np.mean((x < calibrated[0]) | (x > calibrated[1])))

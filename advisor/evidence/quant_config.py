@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ingest.quant_config import LOW_PRECISIONS, QuantConfig, read_quant_config
-from .quant import DEFAULT_PERCENTILE, Scheme
+from .quant import Scheme
 
 
 class QuantSettings(QuantConfig):
@@ -30,11 +30,12 @@ class QuantSettings(QuantConfig):
         return Scheme(per_channel=self.weight_granularity == "per_channel",
                       symmetric=self.weight_symmetric is not False)
 
-    def activation_scheme(self, tensor: str | Sequence[str] | None = None) -> Scheme:
+    def activation_scheme(self, tensor: str | Sequence[str] | None, percentile: float) -> Scheme:
         """How the build quantises an activation: its calibrated range when the config lists one
         under any of the tensor's names (``tensor``: one name or its aliases, see :meth:`range_key`),
         else the calibration algorithm on the golden tensor (KL and MSE fits approximated by the
-        percentile search they behave like)."""
+        percentile search they behave like). ``percentile``: the one assumed when the config asks for
+        a percentile calibration without saying which (the ``quant.percentile`` knob)."""
         symmetric = self.activation_symmetric is not False
         key = self.range_key(tensor)
         if key is not None:
@@ -42,7 +43,7 @@ class QuantSettings(QuantConfig):
             return Scheme(symmetric=symmetric, calibration="range", low=low, high=high)
         if self.calibration in ("percentile", "kl", "mse"):
             return Scheme(symmetric=symmetric, calibration="percentile",
-                          percentile=self.percentile or DEFAULT_PERCENTILE)
+                          percentile=self.percentile or percentile)
         return Scheme(symmetric=symmetric)
 
     def range_key(self, tensor: str | Sequence[str] | None) -> str | None:

@@ -47,7 +47,7 @@ def survey_samples(target: np.ndarray, golden: np.ndarray, axis: int | None, kno
 def _sample_label(t: np.ndarray, g: np.ndarray, knobs: ProbeKnobs) -> str:
     if cosine_similarity(t, g) >= knobs.sample_identity_cosine:
         return "identity"
-    match = match_geometry(t, g)
+    match = match_geometry(t, g, knobs.geometry_simpler_margin)
     if match is not None and match.kind != "identity" and match.fit >= knobs.sample_fit:
         return match.label()
     if pearson(t, g) >= knobs.explained_fit:

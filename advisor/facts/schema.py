@@ -7,7 +7,9 @@ builder.py: tests assert that every fact the builder produces is described here.
 
 from __future__ import annotations
 
+from .schema_calibration import CALIBRATION_FIELDS
 from .schema_evidence import CONFIG_FIELDS, EVIDENCE_FIELDS, LAYER_FIELDS, OVERFLOW_RECORD_FIELDS
+from .schema_post import POST_FIELDS
 from .schema_types import BOOL, NUMBER, STRING
 from .schema_verify import ALTERNATIVE_FIELDS, FIDELITY_FIELDS, FIX_CHECK_FIELDS, REPLAY_FIELDS, RESIDUAL_FIELDS
 
@@ -84,7 +86,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "parameters_compared": (NUMBER, "parameter tensors compared (statistics or checksum on both sides)"),
         "differing_buffers": (NUMBER, "buffers (running mean/var) that differ: listed, never a cause by themselves"),
         "differing_parameter_list": (STRING, "those tensors with the statistic that differs, '; '-joined"),
-        "tool_precision_error_ops": (NUMBER, "ops msquickcmp marked IsPrecisionError (absent without its marks)"),
+        "tool_precision_error_ops": (NUMBER, "ops the comparing tool marked failing: msquickcmp IsPrecisionError, "
+                                             "msprobe Result error / Accuracy Reached No (absent without marks)"),
         "tool_first_precision_error_op": (STRING, "the first op msquickcmp marked IsPrecisionError"),
         "tool_first_precision_error_index": (NUMBER, "op index of that op"),
         "tool_output_ops": (STRING, "the ops msquickcmp marked IsOutputNode (the network outputs), comma-joined"),
@@ -109,6 +112,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "out_scale": (NUMBER, "worst |rms(target)/rms(golden) - 1| over output tensors"),
         "out_max_abs_error": (NUMBER, "largest max absolute error over output tensors"),
         "out_kl": (NUMBER, "largest KL divergence over output tensors"),
+        "in_state_rel": (NUMBER, "largest difference of a printed statistic over input tensors, relative to the "
+                                 "tensor's scale"),
         "out_state_rel": (NUMBER, "largest difference of a printed statistic (max, min, mean, norm) over output "
                                   "tensors, relative to the tensor's scale (max |x|; the norm for the norm)"),
         "is_input": (BOOL, "the op is a network input"),
@@ -190,7 +195,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "bits_npu_dtype": (STRING, "its target dtype"),
         "bits_golden_dtype": (STRING, "its reference dtype"),
         "bits_dtype_changed": (BOOL, "the two sides have different dtypes (bits cannot agree)"),
-        "tool_precision_error": (BOOL, "msquickcmp marked a row of the op IsPrecisionError (absent without its "
+        "tool_precision_error": (BOOL, "the comparing tool marked a row of the op failing (msquickcmp "
+                                       "IsPrecisionError, msprobe Result error / Accuracy Reached No; absent without "
                                        "marks); the first such op is always an op fact"),
         "tool_output_node": (BOOL, "msquickcmp marked a row of the op IsOutputNode: it produces a network output"),
     },
@@ -220,6 +226,9 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "fix_check": FIX_CHECK_FIELDS,
     "alternative_check": ALTERNATIVE_FIELDS,
     "residual": RESIDUAL_FIELDS,
+    "calibration": CALIBRATION_FIELDS,
+    # --- advisor post (advisor/post/measure.py): detections past the network's output ---------
+    **POST_FIELDS,
 }
 
 

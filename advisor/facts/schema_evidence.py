@@ -56,6 +56,8 @@ EVIDENCE_FIELDS: dict[str, tuple[str, str]] = {
     "norm_scale": (NUMBER, "fitted scale a (mean over channels)"),
     "norm_offset": (NUMBER, "fitted offset b (mean over channels)"),
     "norm_shared": (BOOL, "one scale and offset fit every channel"),
+    "norm_basis": (STRING, "statistics: the map is read from the two sides' printed statistics (max, min, mean, "
+                           "norm) without dumps; absent when read from the dumped tensors"),
     "norm_groups": (STRING, "channel (one map per channel, or one for all) or sample (one per sample of the batch: "
                             "each frame or utterance normalised by its own statistics)"),
     "norm_applied_to": (STRING, "target or golden: the side that got the additional (x - mean) / std"),

@@ -21,7 +21,7 @@ DEFAULT_MAX_OP_FACTS = 20000
 
 OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position", "source_line", "tensors",
                   "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",
-                  "out_kl", "out_state_rel",
+                  "out_kl", "in_state_rel", "out_state_rel",
                   "is_input", "is_output", "input_source", "inputs_known", "inputs_from", "inputs_agree",
                   "inputs_identical", "inputs_identical_by",
                   "out_deviates",

@@ -1,4 +1,4 @@
-"""Build configs (MagicMind and ATC knobs, FORMATS.md §4) read and checked into a ``BuildConfig``;
+"""Build configs (MagicMind and ATC knobs, docs/build-configs.md) read and checked into a ``BuildConfig``;
 advisor/evidence/config.py turns it into the one ``config`` fact.
 
 Precision and quantisation settings are normalised by :mod:`advisor.ingest.quant_config`.
@@ -13,7 +13,7 @@ Accepted: a JSON or YAML mapping of knobs as the tools name them, flat or MagicM
 from the knobs). An ATC ``insert_op_conf`` AIPP file is read when it sits where the config says
 (relative paths are relative to the config file).
 
-MagicMind's knobs in the form ``config.parse_from_string`` takes them (FORMATS.md §4):
+MagicMind's knobs in the form ``config.parse_from_string`` takes them (docs/build-configs.md):
 ``insert_bn_before_firstnode {"0": {"mean": [...], "var": [...]}}`` (network input index -> per
 channel mean and variance, var = std²; the older ``true`` with top-level ``mean``/``std`` is read
 too), ``convert_input_layout {"0": {"src": "NCHW", "dst": "NHWC"}}``. A key a MagicMind config does
@@ -30,9 +30,7 @@ from typing import Any
 
 from ..errors import InputFormatError
 from ..inputfiles import MAX_SETTINGS_BYTES, read_input_text
-from ..nesting import loads_json
 from ..text import suggest
-from ..yamlfile import parse_yaml
 from .quant_config import QuantConfig, config_flag, read_quant_config
 
 MAGICMIND_KNOBS = frozenset({"insert_bn_before_firstnode", "convert_input_layout", "precision_config", "input_dims",
@@ -52,19 +50,6 @@ MAGICMIND_PRECISION_KEYS = frozenset({"precision_mode", "activation_quant_algo",
 ATC_KNOBS = frozenset({"soc_version", "framework", "insert_op_conf", "input_format", "input_shape", "keep_dtype",
                        "modify_mixlist", "op_select_implmode"})
 _AIPP_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
-
-
-def read_build_config(path: Path) -> dict[str, Any]:
-    """The config file as a mapping (JSON, else YAML); InputFormatError names what is wrong."""
-    path = Path(path)
-    text = read_input_text(path, max_bytes=MAX_SETTINGS_BYTES, what="build config")
-    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
-        data = loads_json(text, path, InputFormatError)
-    else:
-        data = parse_yaml(text, path, InputFormatError)
-    if not isinstance(data, dict):
-        raise InputFormatError("a build config is a mapping of knob names to values", path=path)
-    return data
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Reader for the msaccucmp vector-compare result CSV (FORMATS.md §1): current and legacy layouts.
+"""Reader for the msaccucmp vector-compare result CSV (docs/formats.md): current and legacy layouts.
 
 The header gives every position a role (msaccucmp_layout.py). The rows are read by pyarrow's CSV
 parser into Arrow-backed columns (msaccucmp_arrow.py), or, when that read cannot vouch for the

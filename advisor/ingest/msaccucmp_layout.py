@@ -1,4 +1,4 @@
-"""The msaccucmp result layouts (FORMATS.md §1): which header position holds which canonical column.
+"""The msaccucmp result layouts (docs/formats.md): which header position holds which canonical column.
 
 Columns are recognised by name, not position, so every optional column (OpSequence, zero to two
 Address, OverFlow, CompareFailReason, any subset of the ten metrics, user metrics after them)

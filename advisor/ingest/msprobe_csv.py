@@ -1,4 +1,4 @@
-"""Reader for the msprobe / ptdbg compare result CSV, PyTorch and MindSpore (FORMATS.md §2).
+"""Reader for the msprobe / ptdbg compare result CSV, PyTorch and MindSpore (docs/formats.md).
 
 Four layouts, one reader: columns are recognised by name, so the current header (``NPU Dtype``,
 ``EucDist``, ``Requires_grad``...), the old ptdbg one (``NPU Tensor Dtype``, no norms), summary mode
@@ -30,7 +30,9 @@ Mapping into the canonical table (advisor/ingest/table.py):
 - ``shape_mismatch`` is True where a metric cell says ``shape unmatched`` or the two printed shapes
   differ, False where both shapes are printed and equal. ``verdict`` keeps ``Accuracy Reached or
   Not`` / ``Result`` as printed (``Yes``, ``No``, ``Unmatched``, ``None``, ``Warning``, ``Pass``...);
-  a blank or ``N/A`` verdict is NA. ``md5_match`` compares the two MD5 cells.
+  a blank or ``N/A`` verdict is NA; ``tool_precision_error`` is True where msprobe marks the row failing
+  (``error``, ``No``), False where it passes it (``pass``, ``Yes``, ``warning``), NA otherwise (msprobe's
+  own judgement, a fact beside ours). ``md5_match`` compares the two MD5 cells.
 - Derived exactly (listed in ``derived_metrics``): ``relative_euclidean_distance`` = EucDist /
   Bench l2norm where that norm is > 0, and the statistic differences |npu - golden| / |golden| when
   the file did not print them.
@@ -93,6 +95,8 @@ SUMMARY_PERCENT_HEADERS: dict[str, str] = {
     "MeanRelativeErr": "mean_rel_diff", "NormRelativeErr": "norm_rel_diff",
 }
 VERDICT_BLANK = ("", "N/A")
+# msprobe's verdict words -> whether it marks the row as failing (warning is not a failure).
+TOOL_VERDICTS = {"error": "1", "no": "1", "pass": "0", "yes": "0", "warning": "0"}
 # msprobe's word in the relative-error cells of an argument row whose bool or str values differ.
 DIFF_WORD = "Diff"
 NO_NUMBER = NO_VALUE | {DIFF_WORD}
@@ -207,6 +211,9 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     verdict_header = next((h for h in VERDICT_HEADERS if h in cells), None)
     if verdict_header:  # "None" is a verdict msprobe prints ("cannot judge"), not a missing value
         columns["verdict"] = text_column(cells[verdict_header], VERDICT_BLANK).array
+        # msprobe's own judgement of the row, as msquickcmp's IsPrecisionError: a fact the rules may weigh
+        judged = map_distinct(pd.Series(columns["verdict"]), lambda v: TOOL_VERDICTS.get(v.lower()))
+        columns["tool_precision_error"] = pd.array(judged.map({"1": True, "0": False}), dtype="boolean")
     columns["shape_mismatch"] = _shape_mismatch(cells, text)
     if "_npu_md5" in text and "_bench_md5" in text:
         both = text["_npu_md5"].notna() & text["_bench_md5"].notna()

@@ -1,4 +1,4 @@
-"""msprobe / ptdbg tensor and call names, split into their parts (FORMATS.md §2).
+"""msprobe / ptdbg tensor and call names, split into their parts (docs/formats.md).
 
 A *call* is one execution of an API or a module; its tensors hang below it::
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from .config_file import read_build_config
 
 GRANULARITY = {"per_tensor": "per_tensor", "per-tensor": "per_tensor", "tensor": "per_tensor",
                "per_layer": "per_tensor", "per_channel": "per_channel", "per-channel": "per_channel",
@@ -71,6 +72,7 @@ class QuantConfig:
     layers: tuple[str, ...] = ()            # quantised layers the config names
     float_layers: tuple[str, ...] = ()      # layers it keeps in float
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)   # tensor -> calibrated range
+    calibration_table: str | None = None    # the file the ranges were read from, and its format
     weight_only: bool = False               # activations stay in float (weight-only int8)
     warnings: tuple[str, ...] = ()          # settings read but not understood
 
@@ -126,7 +128,7 @@ def read_quant_config(raw: dict[str, Any], source: Path | None = None) -> QuantC
 
 def _generic(block: dict[str, Any], source: Path | None) -> dict[str, Any]:
     known = {"precision", "float_precision", "weights", "activations", "layers", "float_layers", "ranges",
-             "weight_only"}
+             "weight_only", "calibration_table"}
     unknown = sorted(set(block) - known)
     if unknown:
         raise InputFormatError(f"unknown key 'quantization.{unknown[0]}' (known: {', '.join(sorted(known))})",
@@ -154,9 +156,26 @@ def _generic(block: dict[str, Any], source: Path | None) -> dict[str, Any]:
         out["layers"] = _names(block["layers"], "quantization.layers", source)
     if block.get("float_layers") is not None:
         out["float_layers"] = _names(block["float_layers"], "quantization.float_layers", source)
-    if block.get("ranges") is not None:
-        out["ranges"] = _ranges(block["ranges"], "quantization.ranges", source)
+    if block.get("calibration_table") is not None:
+        out.update(_calibration_table(block["calibration_table"], source))
+    if block.get("ranges") is not None:      # written in the config: over the table's
+        out["ranges"] = {**out.get("ranges", {}), **_ranges(block["ranges"], "quantization.ranges", source)}
     return out
+
+
+def _calibration_table(value: Any, source: Path | None) -> dict[str, Any]:
+    """``calibration_table: FILE`` (relative to the config): the ranges the tool calibrated, as it wrote them
+    (advisor/ingest/calibration_table.py)."""
+    from .calibration_table import read_calibration_table
+
+    if not isinstance(value, str) or not value.strip():
+        raise InputFormatError("'quantization.calibration_table' names a file", path=source,
+                               field="quantization.calibration_table")
+    path = Path(value)
+    if not path.is_absolute() and source is not None:
+        path = Path(source).parent / path
+    table = read_calibration_table(path)
+    return {"ranges": table.ranges, "calibration_table": f"{path} ({table.format})"}
 
 
 def _calibration(block: dict[str, Any], where: str, source: Path | None) -> dict[str, Any]:
@@ -177,7 +196,6 @@ def _amct(raw: dict[str, Any], source: Path | None) -> dict[str, Any] | None:
         return raw["amct"]
     path_text = raw.get("amct_config")
     if isinstance(path_text, str):
-        from .build_config import read_build_config  # the one reader of config files (JSON, else YAML)
         path = Path(path_text)
         if not path.is_absolute() and source is not None:
             path = Path(source).parent / path

@@ -20,6 +20,7 @@ from ..ingest.table import METRIC_COLUMNS
 from ..inputfiles import open_input
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, comparison_format, scan_folder
+from .tensor_text import read_text
 
 #: Metrics where higher is better (a threshold is a floor); every other metric is an error (a ceiling).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"cosine", "err_ratio_1e3", "err_ratio_5e3"})
@@ -149,7 +150,6 @@ def load_array(path: Path) -> np.ndarray:
         raise InputFormatError("file not found", path=path)
     kind = sniff(path, comparison_format)
     if kind.is_a("tensor-text"):
-        from .tensor import read_text
         return read_text(path)
     if not kind.is_a("npy"):
         raise not_a_tensor(path, kind)

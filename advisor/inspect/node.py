@@ -25,6 +25,7 @@ class TensorRow:
     overflow: bool | None
     metrics: dict[str, float]
     fail_reason: str | None = None
+    direction: str | None = None     # forward | backward (msprobe), None when the comparison does not say
 
 
 @dataclass
@@ -154,7 +155,7 @@ def _tensor_rows(table: ComparisonTable, op: OpSummary) -> list[TensorRow]:
             dtype=_opt(row["npu_dtype"]), shape=_opt(row["shape"]),
             overflow=None if _opt(row["overflow"]) is None else bool(row["overflow"]),
             metrics={m: float(row[m]) for m in metrics},
-            fail_reason=_opt(row["compare_fail_reason"])))
+            fail_reason=_opt(row["compare_fail_reason"]), direction=_opt(row["direction"])))
     return rows
 
 

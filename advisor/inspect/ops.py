@@ -29,6 +29,8 @@ class OpSummary:
     outputs: dict[str, float] = field(default_factory=dict)   # metric -> worst over output tensors
     overflow: bool = False
     source_line: int | None = None
+    backward: bool = False             # a gradient op (msprobe's backward rows)
+    inputs_identical: bool = False     # every compared input equal on both sides (max |x - y| = 0)
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(asdict(self))
@@ -83,6 +85,7 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
     start = np.fmin(per_op(start, 0, np.nan), per_op(start, 1, np.nan)).astype(np.int64)
     op_names, golden, op_types = first("op_name"), first("golden_ops"), first("op_type")
     out_dtypes, any_dtypes = first("npu_dtype", side=1), first("npu_dtype")
+    directions = first("direction")
     by_safe = {safe_name(node.name): node for node in graph} if graph is not None else {}
     out: list[OpSummary] = []
     for i in range(n_ops):
@@ -92,7 +95,9 @@ def summarise_ops(table: ComparisonTable, graph: Graph | None = None) -> list[Op
             fused_from=[g for g in (golden[i] or "").split(",") if g],
             dtype=out_dtypes[i] or any_dtypes[i], tensors=int(tensors[i]), overflow=bool(overflow[i]),
             source_line=int(lines[start[i]]),
-            inputs={m: worst_in[m][i] for m in metrics}, outputs={m: worst_out[m][i] for m in metrics})
+            inputs={m: worst_in[m][i] for m in metrics}, outputs={m: worst_out[m][i] for m in metrics},
+            backward=directions[i] == "backward")
+        summary.inputs_identical = summary.inputs.get("max_abs_error") == 0
         node = _graph_node(graph, by_safe, name)
         if node is not None:
             summary.fused_from = list(node.fused_from) or summary.fused_from

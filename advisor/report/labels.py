@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..advice import LANGUAGES
+from .labels_post import POST_OVERRIDES, POST_TEXTS
 from .verify_labels import VERIFY_TEXTS
 
 # key: (English, Chinese)
@@ -19,6 +20,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "ruledoc.severity": ("Severity", "严重程度"),
     "ruledoc.root_cause": ("names a root cause", "判定根因"),
     "ruledoc.tags": ("Tags", "标签"),
+    "ruledoc.status": ("Status", "状态"),
+    "ruledoc.aliases": ("Formerly", "曾用名"),
     "ruledoc.kind": ("Finding kind", "发现类型"),
     "ruledoc.what": ("What it detects", "检测内容"),
     "ruledoc.why": ("Why it matters", "原因"),
@@ -129,9 +132,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "unexplained.advice": ("Compare the inputs and outputs of the first deviating op by hand, or run with "
                            "a rule pack that covers this case.",
                            "请手工比对首个偏差算子的输入与输出，或使用覆盖该情况的规则包重新分析。"),
-    "consistent.title": ("Consistent", "一致"),
-    "consistent.advice": ("No action needed: the network output agrees with the golden output.",
-                          "无需处理：网络输出与标杆输出一致。"),
+    "consistent.title": ("Consistent", "一致"),       # the verdict's name on the batch index (batch/index.py)
     # The remedy: the fix written out per backend (advisor/remedy, docs/remedy.md).
     "remedy": ("Remedy", "修复方案"),
     "remedy.intro": ("Apply the steps in order, smallest first: each step includes everything of the steps "
@@ -170,6 +171,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "term.judged": ("{judged} of {compared} compared tensors judged", "{compared} 个比对张量中已判定 {judged} 个"),
     "term.judged_checksums": (" ({n} by checksum, {differ} differing)", "（{n} 个按校验和比对，{differ} 个不同）"),
     "term.judged_within": (", all within their dtype's thresholds", "，全部在其数据类型的阈值之内"),
+    "term.judged_allowed": (", {n} op(s) outside their dtype's thresholds as the rules allow",
+                            "，{n} 个算子超出其数据类型的阈值（规则允许）"),
     "term.unjudged": ("; {n} could not be judged (listed apart)", "；{n} 个无法判定（单独列出）"),
     "term.at_index": ("{title} at op {index} {op}", "{title}：第 {index} 号算子 {op}"),
     "term.at_op": ("{title} at {op}", "{title}：{op}"),
@@ -252,9 +255,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "network.parameters_compared": ("Parameters compared", "已比对权重参数"),
     "network.differing_buffers": ("Buffers that differ (running mean/var)", "不同的缓冲区（滑动均值/方差）"),
     "network.differing_parameter_list": ("Differing parameters (statistic)", "不同的权重参数（统计量）"),
-    "network.tool_precision_error_ops": ("Ops msquickcmp marked IsPrecisionError",
-                                         "msquickcmp 标记 IsPrecisionError 的算子"),
-    "network.tool_first_precision_error_op": ("First op msquickcmp marked", "msquickcmp 标记的首个算子"),
+    "network.tool_precision_error_ops": ("Ops the comparing tool marked failing",
+                                         "比对工具标记为不通过的算子"),
+    "network.tool_first_precision_error_op": ("First op the comparing tool marked", "比对工具标记的首个算子"),
     "network.tool_first_precision_error_index": ("Its op index", "其算子序号"),
     "network.tool_output_ops": ("Network outputs msquickcmp marked", "msquickcmp 标记的网络输出"),
     # Values of network.output_source.
@@ -268,7 +271,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "graph_side.golden": ("golden (original model)", "标杆侧（原始模型）"),
     "yes": ("yes", "是"),
     "no": ("no", "否"),
-    # The per-op table: the ops that matter (advisor/report/key_ops.py).
+    # The per-op table: the ops that matter (advisor/diagnosis/key_ops.py).
     "key_ops": ("Ops that matter", "关键算子"),
     "key_ops.intro": ("The root cause, the ops where error enters, the worst ops, the root cause's neighbours and "
                       "the network output, with their metrics. Click a column heading to sort.",
@@ -323,11 +326,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     **VERIFY_TEXTS,
 }
 
+TEXTS.update(POST_TEXTS)       # advisor post's words (labels_post.py)
+
 
 def labels_for(lang: str) -> dict[str, str]:
     """The table in one language (``lang`` must be one of advisor.advice.LANGUAGES)."""
     column = LANGUAGES.index(lang)
     return {key: texts[column] for key, texts in TEXTS.items()}
+
+
+def post_labels(lang: str) -> dict[str, str]:
+    """The verdict words of an ``advisor post`` report, over the comparison's (labels_post.POST_OVERRIDES)."""
+    column = LANGUAGES.index(lang)
+    return {key: texts[column] for key, texts in POST_OVERRIDES.items()}
 
 
 def plural(labels: Mapping[str, str], key: str, n: int) -> str:

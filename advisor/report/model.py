@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnosis import Neighbourhood, Series
+from ..post.exhibit import PostExhibit
 from .plot import Marker
 from .verification import VerificationView
 
 SCHEMA = "advisor-report/1"          # bump when the JSON contract changes incompatibly
-CONSISTENT = "consistent"            # finding kind and verdict of a network that matches its golden run
-UNEXPLAINED = "unexplained"          # verdict when the network deviates but no rule named a cause
 
 
 @dataclass(frozen=True)
@@ -210,3 +209,4 @@ class ReportView:
     neighbourhood: Neighbourhood | None = None   # the root cause in the model graph (--graph)
     remedy: RemedyView | None = None             # the fix written out per backend (advisor/remedy)
     verification: VerificationView | None = None  # the checks on the CPU (advisor run --verify)
+    post: PostExhibit | None = None              # advisor post: one image's boxes and the fitted maps

@@ -7,9 +7,12 @@ are null), and ``json.dumps(allow_nan=False)`` makes sure of it: the output is s
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
+from ..post.exhibit import PostExhibit
 from .model import FindingView, RemedyView, ReportView
+from .text import json_safe
 
 
 def _finding(view: FindingView) -> dict[str, Any]:
@@ -92,7 +95,15 @@ def report_payload(view: ReportView) -> dict[str, Any]:
         "warnings": list(view.warnings),
         "remedy": _remedy(view.remedy),
         "verification": view.verification.payload if view.verification is not None else None,
+        **({"post": _post(view.post)} if view.post is not None else {}),
     }
+
+
+def _post(exhibit: PostExhibit) -> dict[str, Any]:
+    """advisor post: the image drawn, its boxes, the mappings tried and the class tables."""
+    data = json_safe(asdict(exhibit))
+    data["categories"] = {str(k): v for k, v in exhibit.categories.items()}
+    return data
 
 
 def render_json(view: ReportView) -> str:

@@ -13,6 +13,7 @@ from markupsafe import Markup
 from ..errors import UsageError
 from ..resources import cache_dir, data_dir
 from ..text import oneline
+from .boxes_svg import render_boxes_svg
 from .graph_svg import render_graph_svg
 from .markdown import md_code, md_fence, md_text
 from .model import ReportView
@@ -77,8 +78,10 @@ class HtmlReporter(TemplateReporter):
         css = (static / "report.css").read_text(encoding="utf-8")
         sort_js = (static / "sort.js").read_text(encoding="utf-8")
         graph_svg = render_graph_svg(view.neighbourhood, view.labels)
+        boxes_svg = render_boxes_svg(view.post, view.labels)
         return {"svg": Markup(svg) if svg else None, "css": Markup(css), "sort_js": Markup(sort_js),
-                "graph_svg": Markup(graph_svg) if graph_svg else None}
+                "graph_svg": Markup(graph_svg) if graph_svg else None,
+                "boxes_svg": Markup(boxes_svg) if boxes_svg else None}
 
 
 class JsonReporter:

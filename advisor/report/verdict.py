@@ -1,8 +1,10 @@
 """What the report says first: the verdict, its headline, the summary sentence and the vendor txt blocks.
 
-Three states. A root cause: lead with it. No root cause and the network agrees (a ``consistent``
-finding, or the network facts say so): say so plainly. No root cause although the network deviates
-(no rule covered the case, e.g. with a reduced rule set): say *that*, never "consistent".
+Three states, read from the findings alone (as ``Diagnosis.verdict``: the terminal, every format and
+the batch history say the same). A root cause: lead with it. No root cause and a rule found the
+network consistent (a ``consistent`` finding): say so plainly. Neither (no rule covered the case, e.g.
+with a reduced rule set or a ``network-consistent`` whose parameters the run does not meet): say
+*that*, never "consistent".
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, UNEXPLAINED
 from ..text import oneline
-from .model import CONSISTENT, UNEXPLAINED, FindingGroup, FindingView, VendorBlock
+from .model import FindingGroup, FindingView, VendorBlock
 from .text import fmt_value, join_sentences
 
 
@@ -40,15 +43,16 @@ def verdict_texts(root: FindingView | None, groups: tuple[FindingGroup, ...], ne
         return VerdictTexts(root.kind, root.severity, cause_phrase(root, labels),
                             _cause_summary(root, groups, lang, labels, remedy_step), _cause_blocks(root, groups))
     causes = [g.cause for g in groups]
-    consistent = next((c for c in causes if c.kind == CONSISTENT), None)
-    if consistent is None and network.get("consistent") is False:
+    consistent = next((c for c in causes if c.kind in CONSISTENT_KINDS), None)
+    if consistent is None:
         return _unexplained(causes, network, lang, labels)
-    notes = [c for c in causes if c.kind != CONSISTENT]
-    sentences = [labels["summary.consistent"]] + ([consistent.evidence] if consistent else [])
+    notes = [c for c in causes if c.kind not in CONSISTENT_KINDS]
+    # With ops allowed to deviate (network-consistent's max_deviating_ops), "no op crosses" is not true:
+    # the finding's evidence says how many do.
+    sentences = ([] if network.get("deviating_ops") else [labels["summary.consistent"]]) + [consistent.evidence]
     if notes:
         sentences.append(labels["summary.notes"].format(n=len(notes)))
-    first = (_block(consistent) if consistent else
-             VendorBlock(labels["consistent.title"], "NA", labels["consistent.advice"]))
+    first = _block(consistent)
     return VerdictTexts(CONSISTENT, "ok", labels["headline.consistent"], join_sentences(sentences, lang),
                         (first, *_serious_blocks(notes)))
 

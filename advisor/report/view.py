@@ -7,13 +7,12 @@ from typing import Any
 
 from .. import __version__
 from ..advice import BACKENDS, LANGUAGES, AdviceBook, preferred_backends, render_advice
-from ..diagnosis import Diagnosis, Finding
+from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
-from .labels import data_label, labels_for
+from .labels import data_label, labels_for, post_labels
 from .model import (
-    CONSISTENT,
     SCHEMA,
     AdviceView,
     FindingGroup,
@@ -46,6 +45,8 @@ def check_language(lang: str) -> None:
 def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
     check_language(lang)
     labels = labels_for(lang)
+    if diagnosis.post is not None:      # advisor post: its verdicts speak of detections, not of a network
+        labels.update(post_labels(lang))
     ranked = _ranked(diagnosis)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
     prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
@@ -89,15 +90,18 @@ def build_view(diagnosis: Diagnosis, lang: str = "en") -> ReportView:
         markers=_markers(groups),
         neighbourhood=diagnosis.neighbourhood,
         remedy=remedy,
-        verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis)),
+        verification=verification_view(diagnosis.verification, labels, _output_threshold(diagnosis))
+        if diagnosis.verification is not None else None,
+        post=diagnosis.post,
     )
 
 
 def _output_threshold(diagnosis: Diagnosis) -> float:
-    """The cosine threshold the network output is judged by (its compute dtype's)."""
+    """The cosine threshold the network output is judged by (its compute dtype's; a run that compared
+    tensors always has the table's ``default``)."""
     table = diagnosis.thresholds
     dtype = str(diagnosis.network.get("compute_dtype") or diagnosis.network.get("dtype") or "default")
-    return float(table.get(dtype, table.get("default", {})).get("cosine", 0.99))
+    return float((table[dtype] if dtype in table else table["default"])["cosine"])
 
 
 def _ranked(diagnosis: Diagnosis) -> list[Finding]:
@@ -130,7 +134,7 @@ def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_roo
         kind=finding.kind,
         severity=finding.severity,
         severity_label=labels.get(f"severity.{finding.severity}", finding.severity),
-        tone="ok" if finding.kind == CONSISTENT else finding.severity,
+        tone="ok" if finding.kind in CONSISTENT_KINDS else finding.severity,
         title=finding.title.get(lang) or finding.title.get("en") or advice.title,
         op=finding.op,
         index=finding.index,

@@ -1,4 +1,4 @@
-"""Dump file names: what each naming scheme says about the tensor a file holds (FORMATS.md §1, §2).
+"""Dump file names: what each naming scheme says about the tensor a file holds (docs/formats.md).
 
 Four schemes, recognised from the name alone (``.npy`` files; raw device dumps, PyTorch 1.5 ``.h5``
 dumps and tfdbg folders are first extracted into these namings by advisor/tensors/staging.py):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputFormatError
 from ..inputfiles import regular_file
-from .dtypes import fp16_overflows
+from .overflow import fp16_overflows
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalogs import load_catalog
-from .dtypes import ge_dtype_name
+from ..dtypes import ge_dtype_name
 from .fusion import PASS_THROUGH, FusionMap
 from .golden_graph import Ref
 from .inventory import DumpFile, DumpFolder

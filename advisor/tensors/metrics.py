@@ -1,6 +1,6 @@
 """The ten msaccucmp tensor-comparison metrics: the one implementation every caller uses.
 
-Definitions follow msaccucmp 26 (FORMATS.md §1 and the vendor's ``algorithm_manager/builtin_algorithm``),
+Definitions follow msaccucmp 26 (docs/formats.md, msaccucmp, and the vendor's ``algorithm_manager/builtin_algorithm``),
 with ``x`` the target (NPU) tensor and ``y`` the golden one, both flattened:
 
 =============================  =====================================================================

@@ -29,7 +29,7 @@ input (or only integers). A Data op's output is what the user fed: ``DT_FLOAT``.
 
 from __future__ import annotations
 
-from .dtypes import ge_dtype_name
+from ..dtypes import ge_dtype_name
 from .fusion import FusionMap, TargetOpInfo, build_fusion_map
 from .fusion_sources import FusionSources
 from .inventory import DumpFile, DumpFolder

@@ -147,7 +147,8 @@ class CpuChecks:
         import onnx
 
         sub = OnnxModel(onnx.load_from_string(proto), self.model.path)
-        plan = QuantPlan(sub, self.emulator.quant.axes, self.emulator.float_run) if self.emulator.quant else None
+        quant = self.emulator.quant
+        plan = QuantPlan(sub, quant.axes, self.emulator.float_run, quant.percentile) if quant else None
         output = sub.outputs[0]
         return Emulator(sub, [group], feeds, plan).run(self.numerics, [output])[output]
 

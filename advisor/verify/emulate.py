@@ -4,7 +4,7 @@ Every tensor the target stores (each target op's output, the network inputs afte
 rounded to the storage dtype with an explicit Cast pair (float32 -> float16/bfloat16 -> float32), and
 the model runs with graph optimisation off: ONNX Runtime's CPU provider otherwise computes float16
 nodes that lack a float16 kernel in float32 and drops the casts between them, so an intermediate
-that overflows float16 on the target comes out finite (FORMATS.md section 6). Ops compute in float32,
+that overflows float16 on the target comes out finite (docs/verify.md). Ops compute in float32,
 as cube and vector units accumulate. On top of that:
 
 - weights are rounded to the storage dtype (an op kept in float32 reads them unrounded);
@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .numerics import FP16_MAX, Numerics
+from ..dtypes import FP16_MAX
+from .numerics import Numerics
 from .onnxgraph import Group, OnnxModel, consumers
 from .qdq import QuantPlan
 

@@ -15,7 +15,6 @@ from typing import Any
 from ..evidence.quant_config import QuantSettings
 
 STORAGE_DTYPES = ("float16", "bfloat16", "float32")
-FP16_MAX = 65504.0
 
 
 @dataclass(frozen=True)

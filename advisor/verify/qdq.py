@@ -39,9 +39,11 @@ class QuantPlan:
     ``activations``: the float run's tensors (tensor -> value), asked for only when a range must be
     calibrated on the data; ``axes``: each weight's output-channel axis (advisor.graph.weights)."""
 
-    def __init__(self, model: OnnxModel, axes: dict[str, int], activations: Callable[[], dict[str, np.ndarray]]
-                 ) -> None:
-        self.model, self.axes, self.activations = model, axes, activations
+    def __init__(self, model: OnnxModel, axes: dict[str, int], activations: Callable[[], dict[str, np.ndarray]],
+                 percentile: float) -> None:
+        """``percentile``: the one assumed when the build asks for percentile calibration without a
+        value (the ``quant.percentile`` knob)."""
+        self.model, self.axes, self.activations, self.percentile = model, axes, activations, percentile
         self.quantisable = set(load_catalog("int8_quantisable"))
         self._weights: dict[tuple[str, Any], np.ndarray] = {}
 
@@ -90,7 +92,7 @@ class QuantPlan:
         return name
 
     def _range(self, tensor: str, quant: QuantSettings, key: str) -> tuple[float, float]:
-        scheme = quant.activation_scheme(key)
+        scheme = quant.activation_scheme(key, self.percentile)
         if scheme.calibration == "range" and scheme.high is not None:
             return calibrated_range(np.zeros(1), scheme)
         values = self.activations().get(tensor)

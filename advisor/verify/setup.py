@@ -68,7 +68,8 @@ def _emulator(model: OnnxModel, groups: list, inputs: VerifyInputs,
             return None, {}
         feeds[name] = np.ascontiguousarray(value, dtype=types.get(name))
     emulator: Emulator | None = None
-    plan = QuantPlan(model, channel_axes(inputs.graph.nodes), lambda: emulator.float_run() if emulator else {})
+    plan = QuantPlan(model, channel_axes(inputs.graph.nodes), lambda: emulator.float_run() if emulator else {},
+                     inputs.thresholds.knob("quant", "percentile"))
     emulator = Emulator(model, groups, feeds, plan)
     try:
         float_run = emulator.float_run()

@@ -40,13 +40,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from advisor.dtypes import FP16_MAX
 from benchmarks.scenarios.fusion import FUSIONS, fusion_groups, layer_norm
 from benchmarks.scenarios.graph import GoldenGraph, GoldenOp
 
 if TYPE_CHECKING:  # faults imports this module
     from benchmarks.scenarios.faults import Fault
-
-FP16_MAX = 65504.0
 
 
 @dataclass(frozen=True)

@@ -41,3 +41,15 @@ def test_transitions() -> None:
     assert transition(None, broken) == "new"
     assert transition(consistent, None) == "failed"
     assert transition(_verdict("unexplained"), broken) == "changed"
+
+
+def test_a_renamed_rule_matches_its_findings_under_the_former_id() -> None:
+    before = [_finding("fp16-overflow-legacy", "Pow_4", kind="fp16_overflow")]
+    renamed = FindingRecord(rule="fp16-overflow", kind="fp16_overflow", op="Pow_4", index=0, severity="error",
+                            confidence=0.9, root_cause=False, explained=False, evidence="",
+                            rule_aliases=("fp16-overflow-legacy",))
+    changes = finding_changes(before, [renamed])
+    assert (len(changes.persists), len(changes.new), len(changes.fixed)) == (1, 0, 0)
+    # Without the alias they are two rules: one fixed, one new.
+    plain = finding_changes(before, [_finding("fp16-overflow", "Pow_4")])
+    assert (len(plain.persists), len(plain.new), len(plain.fixed)) == (0, 1, 1)

@@ -71,6 +71,7 @@ def test_a_version_1_history_is_upgraded_and_its_verdicts_keep_their_titles(work
     workspace.batch(manifest)
     with sqlite3.connect(workspace.db) as connection:
         connection.execute("ALTER TABLE results DROP COLUMN verdict_title")
+        connection.execute("ALTER TABLE findings DROP COLUMN rule_aliases")     # added in version 3
         connection.execute("UPDATE schema_version SET version = 1")
     assert workspace.history_json("show", "1", "--job", "resnet")["verdict"]["verdict"] == "problem_node"
     workspace.put("resnet", OVERFLOW)

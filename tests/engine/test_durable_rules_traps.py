@@ -175,7 +175,7 @@ def test_wrapper_never_sends_ordering_joins_and_survives_many_rulesets():
     status, out = isolated("""
 from pathlib import Path
 from advisor.engine.packs import load_pack
-from advisor.engine.reference import run_reference
+from tests.engine.reference import run_reference
 from advisor.engine.runner import run_rules
 from advisor.engine.runner import encode_json
 rules = [r for r in load_pack(Path("rules/core")).rules if r.explain]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from advisor.engine.packs import load_pack
-from advisor.engine.reference import run_reference
 from advisor.engine.runner import run_rules
+from tests.engine.reference import run_reference
 
 from .test_reference_oracle import signature
 

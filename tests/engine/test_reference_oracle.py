@@ -15,10 +15,10 @@ import pytest
 from advisor import pipeline
 from advisor.engine.cases import run_case
 from advisor.engine.packs import load_pack
-from advisor.engine.reference import run_reference
 from advisor.engine.runner import EngineResult, run_rules
 from advisor.facts.builder import clean_fact
 from benchmarks.diagnosis import analyse_scenario, find_scenarios
+from tests.engine.reference import run_reference
 
 REPO = Path(__file__).resolve().parents[2]
 CORE = load_pack(REPO / "rules" / "core")

@@ -81,7 +81,7 @@ def test_where_we_differ_the_report_says_what_the_vendor_would_have_said(tmp_pat
 
 def test_no_vendor_note_when_our_cause_names_the_vendors_problem_node():
     """The vendor's "problem node at Index 5" and our fused-op problem at op 5 agree: no note."""
-    from advisor.engine.vendor import vendor_note
+    from advisor.diagnosis.vendor import vendor_note
 
     assert vendor_note(("problem_node", 5, "Conv_3"), "fused_op_problem", 5) is None
     assert vendor_note(("problem_node", 5, "Conv_3"), "fused_op_problem", 7) is not None

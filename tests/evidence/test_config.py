@@ -125,7 +125,8 @@ def test_one_normalisation_per_network_input(tmp_path):
 
 
 def test_unknown_magicmind_keys_are_warnings_not_errors(tmp_path):
-    from advisor.ingest.build_config import config_warnings, read_build_config
+    from advisor.ingest.build_config import config_warnings
+    from advisor.ingest.config_file import read_build_config
 
     (tmp_path / "build.json").write_text(json.dumps({
         "insert_bn_before_firstnode": {"0": {"mean": [0], "var": [1]}}, "convert_input_layot": {},
@@ -140,7 +141,8 @@ def test_unknown_magicmind_keys_are_warnings_not_errors(tmp_path):
 
 
 def test_a_config_with_magicmind_only_keys_is_taken_for_magicmind(tmp_path):
-    from advisor.ingest.build_config import config_warnings, read_build_config
+    from advisor.ingest.build_config import config_warnings
+    from advisor.ingest.config_file import read_build_config
 
     (tmp_path / "build.json").write_text(json.dumps({"archs": ["mtp_372"], "compute_determinism": True,
                                                      "graph_shape_mutabel": False}))

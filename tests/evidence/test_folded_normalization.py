@@ -9,11 +9,15 @@ import numpy as np
 import pytest
 
 from advisor.evidence.config import config_fact
+from advisor.evidence.probe_knobs import ProbeKnobs
 from advisor.evidence.probes import exact_fit, layout_reinterpretation, normalization_fits
 from tests.evidence.conftest import path_of, scenario_input
 
 MEAN, STD = np.array([127.5] * 3), np.array([128.0] * 3)
 IMAGENET = (np.array([123.675, 116.28, 103.53]), np.array([58.395, 57.12, 57.375]))
+
+_KNOBS = ProbeKnobs.from_thresholds()
+LAYOUT = {"min_fit": _KNOBS.layout_min_fit, "min_margin": _KNOBS.layout_min_margin}
 
 
 def test_a_second_normalisation_with_the_knobs_constants_fits_exactly(photo):
@@ -65,7 +69,7 @@ def test_exact_fit_is_not_a_fitted_r2():
 
 
 def test_an_untransposed_buffer_in_the_other_layouts_shape(photo):
-    match = layout_reinterpretation(np.ascontiguousarray(photo).reshape(1, 96, 96, 3), photo)
+    match = layout_reinterpretation(np.ascontiguousarray(photo).reshape(1, 96, 96, 3), photo, **LAYOUT)
     assert match.hypothesis == "buffer_not_transposed" and match.fit > 0.9999 and match.margin > 0.5
-    assert layout_reinterpretation(np.ascontiguousarray(photo.transpose(0, 2, 3, 1)), photo).hypothesis \
+    assert layout_reinterpretation(np.ascontiguousarray(photo.transpose(0, 2, 3, 1)), photo, **LAYOUT).hypothesis \
         != "buffer_not_transposed"

@@ -7,10 +7,13 @@ import pytest
 
 from advisor.evidence import probes
 from advisor.evidence.geometry import bilinear, match_geometry
+from advisor.evidence.probe_knobs import ProbeKnobs
 from tests.evidence.conftest import scenario_input
 
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406]).reshape(1, 3, 1, 1)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225]).reshape(1, 3, 1, 1)
+
+KNOBS = ProbeKnobs.from_thresholds()
 
 
 def fields(target, golden) -> dict:
@@ -106,7 +109,7 @@ def test_nhwc_images_use_the_last_axis_as_channels(photo):
     (lambda g: g[:, ::-1], "hflip"), (lambda g: g[::-1, :], "vflip"), (lambda g: g[::-1, ::-1], "rot180")])
 def test_flips(photo, make, kind):
     plane = photo[0].mean(axis=0)
-    match = match_geometry(make(plane), plane)
+    match = match_geometry(make(plane), plane, KNOBS.geometry_simpler_margin)
     assert match.kind == kind and match.fit > 0.9999
 
 
@@ -114,7 +117,7 @@ def test_a_shift_is_found_with_its_offset(photo):
     plane = photo[0].mean(axis=0)
     target = plane[10:80, 6:76]
     golden = plane[7:77, 11:81]            # target[y, x] = golden[y + 3, x - 5]
-    match = match_geometry(target, golden)
+    match = match_geometry(target, golden, KNOBS.geometry_simpler_margin)
     assert match.kind == "shift" and match.shift == (3, -5) and match.fit > 0.9999
 
 
@@ -122,16 +125,16 @@ def test_a_tighter_crop_resized_to_the_same_size_is_a_zoom(photo):
     plane = photo[0].mean(axis=0)
     size = plane.shape[0]
     grid = (np.arange(size) - (size - 1) / 2) / 1.2 + (size - 1) / 2
-    match = match_geometry(bilinear(plane, grid, grid), plane)
+    match = match_geometry(bilinear(plane, grid, grid), plane, KNOBS.geometry_simpler_margin)
     assert match.kind == "zoom" and match.scale == 1.2 and match.fit > 0.999
 
 
 def test_a_smaller_target_is_a_crop_or_a_resize(photo):
     plane = photo[0].mean(axis=0)
-    crop = match_geometry(plane[20:68, 30:78], plane)
+    crop = match_geometry(plane[20:68, 30:78], plane, KNOBS.geometry_simpler_margin)
     assert (crop.kind, crop.shift) == ("crop", (20, 30)) and crop.fit > 0.9999
     half = plane.reshape(48, 2, 48, 2).mean(axis=(1, 3))
-    resize = match_geometry(half, plane)
+    resize = match_geometry(half, plane, KNOBS.geometry_simpler_margin)
     assert resize.kind == "resize" and resize.fit > 0.98
 
 

@@ -24,7 +24,7 @@ def test_magicmind_precision_config_nested():
                                              "activation_quant_algo": "asymmetric"}})
     assert (s.precision, s.float_precision, s.weight_granularity, s.activation_symmetric) == \
         ("int8", "float16", "per_channel", False)
-    assert s.quantized and s.weight_scheme().per_channel and not s.activation_scheme().symmetric
+    assert s.quantized and s.weight_scheme().per_channel and not s.activation_scheme(None, 99.99).symmetric
 
 
 def test_a_float_build_quantises_nothing():
@@ -62,7 +62,7 @@ quantization:
     (fact,) = config_facts(path)
     assert fact["quantized_layers"] == "MatMul_26,MatMul_75" and fact["activation_calibration"] == "kl"
     s = quant_settings({"quantization": {"precision": "int8", "ranges": {"t": [-1, 1]}}})
-    scheme = s.activation_scheme("t")
+    scheme = s.activation_scheme("t", 99.99)
     assert (scheme.calibration, scheme.low, scheme.high) == ("range", -1.0, 1.0)
 
 

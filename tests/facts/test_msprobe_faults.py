@@ -76,3 +76,20 @@ def test_a_diff_cell_is_an_argument_that_differs_not_a_bad_number(name, op, inde
     assert (root.kind, root.op, root.index) == ("argument_mismatch", op, index)
     assert (root.values["arg_npu"], root.values["arg_golden"]) == values
     assert [f.kind for f in active(diagnosis, "error", "warning")] == ["argument_mismatch"]
+
+
+@pytest.mark.parametrize(("name", "kind", "relation", "constants"), [
+    ("input_not_scaled_statistics.csv", "input_scale_mismatch", "scale", None),
+    ("input_normalised_twice_statistics.csv", "duplicate_normalization", "extra_normalization", "0.5/0.5"),
+    ("input_not_normalised_statistics.csv", "input_scale_mismatch", "missing_normalization", "0.5/0.5"),
+])
+def test_preprocessing_faults_are_named_from_the_inputs_statistics(name, kind, relation, constants):
+    """No dumps: the affine map the two inputs' printed max, min, mean and norm imply names the fault."""
+    diagnosis = run(name)
+    root = diagnosis.root_cause
+    assert (root.kind, root.op, root.index) == (kind, "Functional.conv2d.0.forward", 0)
+    assert root.values["norm_relation"] == relation and root.values["norm_basis"] == "statistics"
+    if constants:
+        assert constants in root.values["norm_known"]
+    else:
+        assert root.values["scale_known"] == "255"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
+REALDATA = Path(__file__).resolve().parents[1] / "data" / "realdata"
 OAM = "hicann__oam-tools"
 ASYS = "test__st__msaicerr__res__ori_data__asys_output_20230713074104794__dfx__graph__370_0__"
 GE_PROTO_1 = f"{OAM}/{ASYS}ge_proto_00000000_Build.txt"

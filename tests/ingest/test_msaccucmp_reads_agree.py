@@ -2,7 +2,7 @@
 (msaccucmp_arrow.py) and the exact C-parser read it gives way to (msaccucmp_exact.py).
 
 The files are the ones real tools wrote (tests/data: ingest, realtool, msaccucmp_genuine, the
-scenario corpus; /work/shared/realdata when present), so a difference in how the two parsers take
+scenario corpus, realdata), so a difference in how the two parsers take
 a cell (quoting, no-value words, ``*``, infinities, dtype spellings) shows up here.
 """
 
@@ -18,7 +18,7 @@ from advisor.ingest import msaccucmp, read_comparison
 from advisor.ingest.msaccucmp_layout import CURRENT, LEGACY
 
 REPO = Path(__file__).resolve().parents[2]
-ROOTS = [REPO / "tests" / "data", REPO / ".." / "shared" / "realdata"]
+ROOTS = [REPO / "tests" / "data"]          # the scenarios, the vendor tables and tests/data/realdata
 
 
 def _msaccucmp_files() -> list[Path]:

@@ -1,4 +1,4 @@
-"""Every real comparison input in /work/shared/realdata (see its SOURCES.md) loads, and what each
+"""Every real comparison input in tests/data/realdata (see its SOURCES.md) loads, and what each
 one contains, as advisor reads it.
 
 - two msprobe/ptdbg compare CSVs (old 16-column layout): read by ``read_comparison``;
@@ -20,7 +20,7 @@ from advisor.errors import InputFormatError
 from advisor.ingest import read_comparison, read_dump_pair
 from advisor.ingest.table import check_schema
 
-REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
+REALDATA = Path(__file__).resolve().parents[1] / "data" / "realdata"
 MSPROBE = REALDATA / "Ascend__msprobe"
 COMPARE_CSV = MSPROBE / "test__msprobe_test__resources__compare_result_20230703104808.csv"
 WITHOUT_ACCURACY_CSV = MSPROBE / "test__msprobe_test__resources__compare_result_without_accuracy.csv"
@@ -33,8 +33,6 @@ LAYER_MS = MSPROBE / "test__msprobe_test__resources__layer_mapping__mindspore__d
 LAYER_PT = MSPROBE / "test__msprobe_test__resources__layer_mapping__pytorch__dump.json"
 RUN_UT_DUMP = MSPROBE / "test__msprobe_test__pytorch_ut__api_accuracy_checker__run_ut__dump.json"
 ADVICE_TXT = MSPROBE / "test__msprobe_test__resources__advisor.txt"
-
-pytestmark = pytest.mark.skipif(not REALDATA.is_dir(), reason=f"real data not found at {REALDATA}")
 
 CALLS = ["Functional_linear_0_forward"] * 4 + ["Torch_relu_0_forward"] * 2 + ["Functional_relu_0_forward"] * 2
 TENSORS = ["Functional_linear_0_forward_input.0", "Functional_linear_0_forward_input.1",

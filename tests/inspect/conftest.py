@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
-REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
+REALDATA = ROOT / "tests" / "data" / "realdata"
 PRELU = SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0"
 LAYOUT = SCENARIOS / "layout_nchw_nhwc__mtcnn_pnet__nhwc_buffer__s0"
 OM_TDNN = "Ascend__msit/msit__test__UT__resource__analyze__dataset__model__test.om.json"

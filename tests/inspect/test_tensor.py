@@ -7,7 +7,8 @@ import pytest
 
 from advisor.cli import main
 from advisor.errors import InputFormatError
-from advisor.inspect.tensor import read_text, summarise_tensor, write_text
+from advisor.inspect.tensor import summarise_tensor
+from advisor.inspect.tensor_text import read_text, write_text
 
 from .conftest import LAYOUT
 

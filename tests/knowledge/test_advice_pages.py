@@ -7,15 +7,18 @@ import pytest
 from advisor.advice import (
     BACKENDS,
     advice_dir,
+    advice_names_problem,
     first_sentence,
     known_kinds,
     load_page,
+    page_texts,
     render_advice,
     validate_page,
 )
 from advisor.catalogs import load_catalog, op_type_of_name
 from advisor.diagnosis import Finding
 from advisor.engine.loading import load_packs
+from advisor.engine.packs import emitted_values
 from advisor.facts.thresholds import load_thresholds
 
 KINDS = known_kinds()
@@ -28,8 +31,22 @@ def sample_finding(kind: str, values: dict | None = None) -> Finding:
 
 
 def test_every_emitted_kind_has_an_advice_page():
-    emitted = {rule.emit.kind for rule in load_packs(installed=False).rules if rule.emit}
+    rules = [rule for command in ("run", "post") for rule in load_packs(installed=False, command=command).rules]
+    emitted = {rule.emit.kind for rule in rules if rule.emit}
     assert emitted <= set(KINDS)
+
+
+def test_every_value_a_page_reads_is_one_a_rule_of_its_kind_emits():
+    """A page reads ``values.NAME`` (or ``values.get('NAME')``): NAME must be in the ``emit.values`` of a
+    rule that emits the kind, else the text renders a blank where the team expects a number."""
+    emitting: dict[str, set[str]] = {}
+    for rule in load_packs(installed=False).rules:
+        if rule.emit:
+            emitting.setdefault(rule.emit.kind, set()).update(emitted_values({"values": rule.emit.values}))
+    problems = [f"{kind} {lang}.{section}: {problem}" for kind in KINDS for lang in ("en", "zh")
+                for section, text in page_texts(load_page(kind)[lang])
+                if (problem := advice_names_problem(text, emitting.get(kind, set())))]
+    assert problems == []
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -14,7 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.report_pages import CASES, MEDIUM, NARROW, WIDE, chromium, chromium_path, write_case
+from benchmarks.report_pages import (
+    CASES,
+    MEDIUM,
+    NARROW,
+    POST_CASES,
+    WIDE,
+    chromium,
+    chromium_path,
+    write_calibration_case,
+    write_case,
+    write_post_case,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed: "
                                      'pip install ".[browser]" (the browser test needs it)')
@@ -89,6 +100,18 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tup
         for lang in ("en", "zh"):
             html = write_case(case, root / f"{case.name}.{lang}", lang)
             out[(case.name, lang)] = (html, json.loads((html.parent / "report.json").read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def post_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, dict]]:
+    """(post scenario, lang) -> its advisor post HTML report and report.json, written once for the module."""
+    root = tmp_path_factory.mktemp("browser-post-reports")
+    out: dict[tuple[str, str], tuple[Path, dict]] = {}
+    for case in POST_CASES:
+        for lang in ("en", "zh"):
+            html = write_post_case(case, root / f"{case}.{lang}", lang)
+            out[(case, lang)] = (html, json.loads((html.parent / "report.json").read_text(encoding="utf-8")))
     return out
 
 
@@ -187,3 +210,60 @@ def test_the_verified_panel_follows_the_verdict_and_says_what_was_not_verified(b
         assert errors == []
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("viewport", ["narrow", "wide"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("case", POST_CASES)
+def test_an_advisor_post_report_draws_the_boxes_and_the_maps(browser, post_pages, case: str, lang: str,
+                                                            viewport: str) -> None:
+    page_file, payload = post_pages[(case, lang)]
+    page, errors, requests = _open(browser, page_file, VIEWPORTS[viewport])
+    try:
+        assert page.inner_text("h1").strip() == payload["headline"]
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert page.evaluate(OVERFLOWING) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # One image's boxes: every golden and target box drawn, each naming its class and score on hover.
+        boxes = page.locator("section.post svg.boxes rect.golden, section.post svg.boxes rect.target")
+        assert boxes.count() == len(payload["post"]["golden"]) + len(payload["post"]["target"])
+        titles = boxes.evaluate_all("rects => rects.map(r => r.querySelector('title').textContent)")
+        assert all(re.search(r"\b(class|类别)\b|class", t) and "score" in t for t in titles)
+        # The mapping that fits best leads the table of mappings, in bold.
+        best = page.locator("section.post table.post-fits tr.best code").inner_text()
+        assert best == payload["post"]["mapping"] == payload["post"]["fits"][0][0]
+        assert page.locator("section.post table.post-fits tr.best td").first.evaluate(
+            "td => getComputedStyle(td).fontWeight") in ("600", "700", "bold")
+        assert requests == [page_file.as_uri()]
+        assert errors == []
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def calibration_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict]]:
+    """lang -> the report of an int8 build calibrated on raw pixels, and its report.json."""
+    root = tmp_path_factory.mktemp("browser-calibration-reports")
+    out = {}
+    for lang in ("en", "zh"):
+        html = write_calibration_case("unnormalised", root / lang, lang)
+        out[lang] = (html, json.loads((html.parent / "report.json").read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_calibration_diagnosis_reads_well(browser, calibration_pages, lang: str) -> None:
+    """An int8 build calibrated on raw pixels: the calibration finding leads, names the map, and the page
+    fits a phone."""
+    page_file, payload = calibration_pages[lang]
+    assert payload["root_cause"]["rule"] == "calibration-unnormalised"
+    for viewport in ("narrow", "wide"):
+        page, errors, requests = _open(browser, page_file, VIEWPORTS[viewport])
+        try:
+            assert page.inner_text("h1").strip() == payload["headline"]
+            assert page.evaluate(OVERFLOWING) == []
+            finding = page.locator(f"[id='{payload['root_cause']['id']}']")
+            assert "255" in finding.inner_text()
+            assert requests == [page_file.as_uri()] and errors == []
+        finally:
+            page.close()

@@ -152,7 +152,7 @@ def test_layers_are_ranked_by_their_own_error_and_facts_fit_the_schema(generated
     thresholds = load_thresholds()
     facts = build_facts(table, thresholds)
     from advisor.evidence.facts import GoldenInputs
-    from advisor.ingest.build_config import read_build_config
+    from advisor.ingest.config_file import read_build_config
     layers = layer_facts(quant_settings(read_build_config(directory / "build.json")), facts.ops, thresholds,
                          LayerInputs(read_graph(directory / "model.onnx"), directory / "model.onnx",
                                      GoldenInputs(directory / "golden", directory / "target", table)))

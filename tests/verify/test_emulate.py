@@ -100,7 +100,7 @@ def test_an_int8_layer_is_quantised_as_the_build_config_says():
     settings = QuantSettings(precision="int8", float_precision="float32", ranges={"MatMul_1:input:0": (0.0, 1.0)},
                              activation_symmetric=True)
     group = Group("MatMul_1", 0, ("MatMul_1",))
-    emulator = Emulator(model, [group], {"x": x}, QuantPlan(model, {"w": -1}, dict))
+    emulator = Emulator(model, [group], {"x": x}, QuantPlan(model, {"w": -1}, dict, 99.99))
     got = emulator.run(Numerics("float32", quant=settings))["y"]
     xq = np.clip(np.round(x.astype(np.float64) * 127), -128, 127) / 127
     want = xq @ fake_quantize(weight, Scheme(per_channel=False, symmetric=True), -1)

@@ -64,6 +64,17 @@ class Decoder(nn.Module):
         return self.c2(F.interpolate(F.relu(self.bn(self.c1(x))), scale_factor=2, mode=self.mode))
 
 
+class SmallConvNet(nn.Module):
+    """conv -> relu -> conv -> relu -> global average pool -> linear, on an image batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.c2, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(F.adaptive_avg_pool2d(F.relu(self.c2(F.relu(self.c1(x)))), 1).flatten(1))
+
+
 def runs() -> dict:
     torch.manual_seed(0)
     x = torch.randn(4, 16)
@@ -82,6 +93,15 @@ def runs() -> dict:
         model = Tokens().eval()
         return model, lambda: model(ids_, mask)
 
+    pixels = torch.randint(0, 256, (2, 3, 16, 16)).float()
+    scaled = pixels / 255
+    normalised = (scaled - 0.5) / 0.5
+
+    def photo(x):
+        torch.manual_seed(4)
+        model = SmallConvNet().eval()
+        return model, lambda: model(x)
+
     def decoder(mode="bilinear", train=False):
         torch.manual_seed(3)
         model = Decoder(mode).train(train)
@@ -97,6 +117,11 @@ def runs() -> dict:
         # interpolate's mode changed; BatchNorm left in training mode (model.eval() forgotten)
         "decoder": lambda: decoder(), "decoder_nearest": lambda: decoder("nearest"),
         "decoder_train": lambda: decoder(train=True),
+        # preprocessing: (x / 255 - 0.5) / 0.5 on the reference; /255 forgotten, the normalisation applied
+        # twice, or left out on the target
+        "photo": lambda: photo(normalised), "photo_not_scaled": lambda: photo((pixels - 0.5) / 0.5),
+        "photo_normalised_twice": lambda: photo((normalised - 0.5) / 0.5),
+        "photo_not_normalised": lambda: photo(scaled),
     }
 
 
@@ -109,6 +134,9 @@ PAIRS = (
     ("token_ids", "tokens", "tokens_shifted", ("statistics", "md5")),
     ("interpolate_mode", "decoder", "decoder_nearest", ("statistics",)),
     ("batchnorm_training", "decoder", "decoder_train", ("statistics",)),
+    ("input_not_scaled", "photo", "photo_not_scaled", ("statistics",)),
+    ("input_normalised_twice", "photo", "photo_normalised_twice", ("statistics",)),
+    ("input_not_normalised", "photo", "photo_not_normalised", ("statistics",)),
 )
 
 
