@@ -15,6 +15,7 @@ from .diagnosis.neighbourhood import root_neighbourhood
 from .diagnosis.series import op_series
 from .diagnosis.vendor import vendor_note, vendor_verdict
 from .engine.loading import load_packs, parse_param_overrides, select_rules
+from .engine.opfilter import op_candidates
 from .engine.ranking import rank_findings
 from .engine.registry import Registry
 from .engine.runner import run_rules
@@ -109,7 +110,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         options.comparison, options.comparison_format, options.mapping)
     stage(STAGES[2])
     facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
-                        graph=graph, fusion=fusion)
+                        graph=graph, fusion=fusion,
+                        wanted=lambda columns, n: op_candidates(rules, params, columns, n))
     _check_something_compared(table, facts.network)
     stage(STAGES[3])
     dumps = _dump_folders(options, table)

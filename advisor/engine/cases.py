@@ -22,6 +22,7 @@ from typing import Any
 from ..facts.builder import build_facts, clean_fact
 from ..facts.thresholds import load_thresholds
 from ..ingest import read_comparison
+from .opfilter import op_candidates
 from .packs import Rule, RulePack
 from .runner import EngineResult, run_rules
 
@@ -89,8 +90,10 @@ def run_input_case(rule: Rule, case: dict[str, Any], rules: list[Rule]) -> CaseR
     ``thresholds`` are ``--threshold`` texts."""
     try:
         table = read_comparison(case_input(rule, case))
-        facts = build_facts(table, load_thresholds(tuple(case.get("thresholds") or ())))
-        result = run_rules(rules, facts.all_facts(), {rule.id: dict(case.get("params") or {})})
+        params = {rule.id: dict(case.get("params") or {})}
+        facts = build_facts(table, load_thresholds(tuple(case.get("thresholds") or ())),
+                            wanted=lambda columns, n: op_candidates(rules, params, columns, n))
+        result = run_rules(rules, facts.all_facts(), params)
     except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
         return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
     fired = result.fired.get(rule.id, 0) > 0

@@ -192,7 +192,8 @@ def affine_from_statistics(target: Moments, golden: Moments, knobs: ProbeKnobs) 
     fit = 1.0 - miss / float(target.std[0])
     relation, applied_to, mean, std = _read_affine(scale, offset, golden, target, fit, knobs)
     known = known_constants(mean, std, knobs.known_tolerance) if mean is not None else None
-    return AffineFit(scale, offset, fit, float("nan"), relation, applied_to, mean, std, known)
+    return AffineFit(scale, offset, fit, float("nan"), relation, applied_to, mean, std, known, shared=True,
+                     scale_known=scale_name(float(scale[0]), knobs.scale_name_tolerance))
 
 
 def known_constants(mean: np.ndarray, std: np.ndarray, tolerance: float) -> str | None:

@@ -5,9 +5,10 @@ aggregated before they are asserted:
 
 * one ``network`` fact with the whole-network numbers;
 * one row per op in ``FactSet.ops`` (a DataFrame: every op, for the report's series and for rules
-  that want counts), of which only the *notable* ops become ``op`` facts: ops where error enters,
-  where overflow starts, the network's input and output ops. An op whose inputs already disagree
-  only inherits error; rules learn about those ops through counts, not one fact each.
+  that want counts), of which the *notable* ops become ``op`` facts (ops where error enters, where
+  overflow starts, the network's input and output ops) and every op a rule of the run may match
+  (engine.opfilter decides that over the whole table at once). An op whose inputs already disagree
+  only inherits error; unless a rule asks for it, rules learn about it through counts.
 
 Local versus accumulated error (the distinction users most often get wrong): an op *deviates* when
 one of its output tensors is outside the dtype's thresholds; error *enters* at an op that deviates
@@ -18,9 +19,11 @@ which; the rules weigh it). Python measures, the rules judge: docs/how-it-judges
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..graph import FusionReport, Graph
@@ -32,7 +35,7 @@ from .network import network_fact, network_output, tensor_counts, unmatched_fiel
 from .ops import aggregate_ops, mark_inputs, mark_inserted_normalization, mark_tool_flags, tool_flag_fields
 from .propagation import graph_inputs, mark_entries, mark_graph, mark_identical_inputs
 from .rows import row_flags
-from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts, notable_ops
+from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts, notable_ops, op_fact_columns
 from .thresholds import Thresholds
 from .training import judge_roles, mark_training, training_network_fields
 
@@ -54,7 +57,10 @@ class FactSet:
 
 def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: tuple[str, ...] = (),
                 max_op_facts: int = DEFAULT_MAX_OP_FACTS, graph: Graph | None = None,
-                fusion: FusionReport | None = None) -> FactSet:
+                fusion: FusionReport | None = None,
+                wanted: Callable[[dict[str, Any], int], np.ndarray] | None = None) -> FactSet:
+    """The facts of one comparison. ``wanted(columns, n)``: the ops the run's rules may match, given
+    the op facts' fields as columns (select.op_fact_columns); they become op facts too."""
     frame = table.frame
     warnings: list[str] = list(table.warnings)  # what the reader derived or assumed reaches the report
     rows = row_flags(frame, thresholds)
@@ -86,9 +92,6 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
         mark_graph(ops, join)
     network = network_fact(table, tensors, ops, output)
     network.update(training)
-    network["consistent"] = bool(network["consistent"] and not network["checksums_differ"]
-                                 and not network["differing_parameters"] and not network["differing_arguments"]
-                                 and network["judged_tensors"] + network["checksums_compared"] > 0)
     network.update(clean_fact(tool_flag_fields(ops)))
     if join is not None:  # graph facts only with --graph: a run without one reports what it always did
         network.update(clean_fact(unmatched_fields(frame, ops, join)))
@@ -97,7 +100,9 @@ def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: 
     mark_fp16_sensitive(ops, examined_for_fp16(notable_ops(ops, join is not None)[2],
                                                ops["overflow_enters"].to_numpy(dtype=bool), keep_span))
     mark_inserted_normalization(ops)
-    op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None, keep_span=keep_span)
+    asked = wanted(op_fact_columns(ops, network, join is not None), len(ops)) if wanted is not None else None
+    op_facts = choose_op_facts(ops, network, max_op_facts, warnings, graph=join is not None, keep_span=keep_span,
+                               wanted=asked)
     summarise_overflow(network, ops, span=keep_span, most=int(thresholds.knob("fp16", "max_keep_fp32")))
     error_metric = next((m for m in ("relative_euclidean_distance", "max_abs_error", "mean_relative_error")
                          if m in table.present_metrics), None)

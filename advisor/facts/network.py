@@ -190,7 +190,4 @@ def network_fact(table: ComparisonTable, tensors: dict[str, Any], ops: pd.DataFr
     if len(deviating):
         fact["first_deviating_index"] = int(ops.index[deviating[0]])
         fact["first_deviating_op"] = str(ops["op"].iloc[deviating[0]])
-    fact["consistent"] = (fact["deviating_ops"] == 0 and fact["overflow_ops"] == 0
-                          and not fact["output_deviates"] and not fact["input_deviates"]
-                          and not fact.get("output_nonfinite"))
     return clean_fact(fact)

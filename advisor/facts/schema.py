@@ -49,11 +49,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "output_line": (NUMBER, "source line of the output row"),
         "first_deviating_index": (NUMBER, "op index of the first deviating op"),
         "first_deviating_op": (STRING, "name of the first deviating op"),
-        "consistent": (BOOL, "nothing deviates, nothing overflows, output and inputs agree (the report's reading; "
-                             "the network-consistent rule judges from the counts)"),
-        "notable_ops": (NUMBER, "ops that could become op facts (entries, overflow onsets, inputs, output...)"),
+        "notable_ops": (NUMBER, "ops that become op facts whatever the rules ask (entries, overflow onsets, inputs, "
+                                "output...); every op some rule of the run may match becomes one too"),
         "op_facts": (NUMBER, "op facts handed to the rules"),
-        "op_facts_left_out": (NUMBER, "notable ops left out by --max-op-facts (0: the rules saw every one)"),
+        "op_facts_left_out": (NUMBER, "notable or rule-matched ops left out by --max-op-facts (0: the rules saw every "
+                                      "one)"),
         "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
         "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),
         "output_ops": (STRING, "the ops producing the network outputs, comma-joined (with --graph and no "

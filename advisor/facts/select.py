@@ -10,6 +10,7 @@ import pandas as pd
 from .clean import clean_fact
 from .fp16 import keep_fp32_names
 from .ops import TOOL_FLAGS
+from .schema import FACT_FIELDS
 from .training import TRAINING_OP_FIELDS, decorate_op_fact
 
 # Op facts handed to the rules at most (--max-op-facts). The selection below keeps what a verdict
@@ -37,8 +38,11 @@ GRAPH_OP_FACT_FIELDS = ("graph_known", "fused_from", "fusion_passes", "is_fused"
 
 
 def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warnings: list[str],
-                    graph: bool = False, keep_span: int = 32) -> list[dict]:
+                    graph: bool = False, keep_span: int = 32, wanted: np.ndarray | None = None) -> list[dict]:
     """The op facts, chosen by what a verdict needs, never by position alone.
+
+    ``wanted``: the ops some rule of the run may match (engine.opfilter, over ``op_fact_columns``);
+    they become facts beside the notable ones, so a rule sees every op it asks for.
 
     Notable ops: where error enters (or shows first on an op's inputs), where an overflow starts, the
     network inputs and output, mismatched parameters/arguments/checksums, casts before the first
@@ -48,28 +52,33 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
        always has an op to blame), the first overflow onset;
     2. the other primary ops (overflow onsets, mismatches, casts);
     3. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
-       the candidates for a problem node; ties by position.
+       the candidates for a problem node; ties by position;
+    4. the other ops a rule asked for (``wanted``), in order.
     What is left out is counted on the network fact (``op_facts_left_out``) and in a warning."""
     primary, entries, notable = notable_ops(ops, graph)
     # The training fields that describe one op (mark_training) are columns only when an op has one.
     fields = [*OP_FACT_FIELDS, *(name for name in TRAINING_OP_FIELDS if name in ops),
               *(GRAPH_OP_FACT_FIELDS if graph else ())]
     network["notable_ops"] = int(notable.sum())
+    asked = wanted & ~notable if wanted is not None else np.zeros(len(ops), dtype=bool)
+    notable = notable | asked
     chosen = ops[notable]
     if len(chosen) > limit:
         must = ops["is_input"].to_numpy(dtype=bool) | ops["is_output"].to_numpy(dtype=bool)
         must |= _first(entries) | _first(entries[::-1])[::-1] | _first(ops["overflow_enters"].to_numpy(dtype=bool))
         recovered = ops["recovered_cosine"].to_numpy(dtype=float)
-        rank = pd.DataFrame({"tier": np.where(must, 0, np.where(primary.to_numpy(dtype=bool), 1, 2)),
+        tier = np.where(must, 0, np.where(primary.to_numpy(dtype=bool), 1, np.where(asked, 3, 2)))
+        rank = pd.DataFrame({"tier": tier,
                              "recovered": np.where(np.isnan(recovered), -np.inf, recovered),
                              "position": ops["position"].to_numpy()}, index=ops.index)[notable]
         keep = rank.sort_values(["tier", "recovered", "position"], kind="stable")
         keep = keep[(keep["tier"] == 0) | (np.arange(len(keep)) < limit)]
         chosen = ops.loc[keep.sort_values("position").index]
         left_out = int(notable.sum()) - len(chosen)
-        warnings.append(f"{int(notable.sum())} notable ops; rules saw {len(chosen)} of them (the inputs, the output, "
-                        f"the first and last entry and overflow onsets first, then the entries least recovered "
-                        f"from); {left_out} left out: raise --max-op-facts to see all")
+        warnings.append(f"{int(notable.sum())} ops are notable or asked for by a rule; rules saw {len(chosen)} of them "
+                        f"(the inputs, the output, the first and last entry and overflow onsets first, then the "
+                        f"entries least recovered from, then the ops only a rule asked for); {left_out} left out: "
+                        f"raise --max-op-facts to see all")
         network["op_facts_left_out"] = left_out
     else:
         network["op_facts_left_out"] = 0
@@ -83,6 +92,24 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
         decorate_op_fact(fact, network)
         facts.append(clean_fact(fact))
     return facts
+
+
+def op_fact_columns(ops: pd.DataFrame, network: dict[str, Any], graph: bool) -> dict[str, Any]:
+    """The op facts' fields as columns of ``ops`` (or one value every op fact carries), for
+    engine.opfilter: what is not here (fields set on the fact alone) counts as "may match" there."""
+    fields = [*OP_FACT_FIELDS, *TRAINING_OP_FIELDS, *(GRAPH_OP_FACT_FIELDS if graph else ())]
+    # Every other field of the op fact schema is absent from every op fact of this run...
+    columns: dict[str, Any] = {name: None for name in FACT_FIELDS["op"] if name not in SET_ON_FACT}
+    columns.update({name: ops[name] for name in fields if name in ops})
+    columns["index"] = ops.index.to_numpy()
+    columns["output_deviates"] = network["output_deviates"]
+    columns["training"] = True if network.get("training") else None
+    return columns
+
+
+# ...except these, set on single facts (choose_op_facts, training.decorate_op_fact): "may match".
+SET_ON_FACT = frozenset({"id", "keep_fp32", "differing_parameters", "parameters_compared", "differing_buffers",
+                         "differing_parameter_share", "differing_parameter_list"})
 
 
 def notable_ops(ops: pd.DataFrame, graph: bool) -> tuple[pd.Series, np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ def test_vendor_unit_cases_get_the_vendor_answer(table, expected):
     assert verdict(diagnosis) == expected
     assert not [w for w in diagnosis.warnings if "vendor" in w]
     if expected[0] == "consistent":
-        assert diagnosis.network["consistent"]
+        assert diagnosis.verdict == "consistent"
 
 
 def test_overflow_leads_and_the_earlier_harmless_deviation_follows():

@@ -142,4 +142,5 @@ def test_pack_advice_template_errors_name_the_pack_file(advisor, tmp_path):
     pack, rule = always_pack(tmp_path, advice="{{ op.no_such_thing() }}")
     from tests.conftest import EXAMPLE
     line = advisor("run", EXAMPLE, "--rules", pack, "-o", tmp_path / "out").one_line_error(f"{rule}:")
-    assert "template error" in line and "knowledge" not in line
+    # Checked when the pack loads (against the finding the rule emits), before anything runs.
+    assert "advice: 'op.no_such_thing" in line and "knowledge" not in line
