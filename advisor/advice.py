@@ -234,7 +234,7 @@ class _SampleValues(dict):
 
 def _sample_context() -> dict[str, Any]:
     """What an advice text renders with when its page is checked (see templating.render_problem)."""
-    return {"op": "sample_op", "index": 2, "op_type": "Conv", "values": _SampleValues(), "confidence": 0.9}
+    return {"op": "sample_op", "index": 2, "op_type": "Conv", "values": _SampleValues(), "confidence": 0.5}
 
 
 def builtin_kinds() -> list[str]:

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -64,25 +63,29 @@ from ..ownfiles import (
     open_owned,
     temp_name,
 )
+from .outset_layout import (
+    ADOPTED,
+    CURRENT,
+    LEGACY_REPORTS,
+    LOCK,
+    MARKS,
+    MAX_LIST_BYTES,
+    RUN,
+    RUN_MARK,
+    SET_LIST,
+    STORE,
+    STORE_MARK,
+    STORE_TEMP,
+    entry_is,
+    entry_stat,
+)
+from .outset_legacy import adopt
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no lock; two runs into one folder at once are up to the user
     fcntl = None  # type: ignore[assignment]
 
-STORE = ".advisor-reports"
-CURRENT = "current"
-LOCK = "lock"
-STORE_MARK = ".advisor-store"         # in the store: advisor made this folder
-RUN_MARK = ".advisor-run"             # the first file of every run folder: advisor made it
-ADOPTED = ".advisor-adopted"          # in a set made of an older advisor's files
-SET_LIST = ".advisor-set.json"        # the files advisor wrote into a set
-MARKS = (RUN_MARK, ADOPTED, SET_LIST)
-LEGACY_REMEDY_LIST = "remedy/.advisor-files"
-LEGACY_REPORTS = ("report.html", "report.md", "report.json", "report.txt")
-RUN = re.compile(r"^run-[0-9a-f]{12}$")
-_STORE_TEMP = re.compile(r"^current\.[0-9a-f]{8}\.tmp$")
-MAX_LIST_BYTES = 1 << 20
 
 
 def publish(outdir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
@@ -126,19 +129,6 @@ def _relative(name: str) -> PurePosixPath:
     return relative
 
 
-def _lstat(name: str, dir_fd: int) -> os.stat_result | None:
-    try:
-        return os.lstat(name, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return None
-
-
-def _is(name: str, dir_fd: int, kind: int) -> bool:
-    """Whether ``name`` in ``dir_fd`` is of ``kind`` (stat.S_IFDIR, S_IFREG, S_IFLNK), links not followed."""
-    found = _lstat(name, dir_fd)
-    return found is not None and stat.S_IFMT(found.st_mode) == kind
-
-
 def _readlink(name: str, dir_fd: int) -> str | None:
     try:
         return os.readlink(name, dir_fd=dir_fd)
@@ -178,7 +168,7 @@ class _Store:
 
     def _check_ours(self) -> None:
         """A store advisor made (its marker), or an earlier advisor's (only its own names): else refused."""
-        if _is(STORE_MARK, self.fd, stat.S_IFREG):
+        if entry_is(STORE_MARK, self.fd, stat.S_IFREG):
             return
         names = os.listdir(self.fd)
         foreign = [n for n in names if not self._earlier_advisors(n)]
@@ -195,12 +185,12 @@ class _Store:
 
     def _earlier_advisors(self, name: str) -> bool:
         if name == CURRENT:
-            return _is(name, self.fd, stat.S_IFLNK)
+            return entry_is(name, self.fd, stat.S_IFLNK)
         if name == LOCK:
-            return _is(name, self.fd, stat.S_IFREG)
+            return entry_is(name, self.fd, stat.S_IFREG)
         if RUN.match(name):
-            return _is(name, self.fd, stat.S_IFDIR)
-        return bool(_STORE_TEMP.match(name)) or name.startswith("legacy-remedy.")
+            return entry_is(name, self.fd, stat.S_IFDIR)
+        return bool(STORE_TEMP.match(name)) or name.startswith("legacy-remedy.")
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -227,7 +217,7 @@ class _Store:
         except (OSError, UsageError):
             return False
         try:
-            return any(_is(mark, fd, stat.S_IFREG) for mark in MARKS)
+            return any(entry_is(mark, fd, stat.S_IFREG) for mark in MARKS)
         finally:
             os.close(fd)
 
@@ -238,7 +228,7 @@ class _Store:
         try:
             for entry in os.listdir(fd):
                 if entry not in MARKS:
-                    if _is(entry, fd, stat.S_IFDIR):
+                    if entry_is(entry, fd, stat.S_IFDIR):
                         shutil.rmtree(entry, dir_fd=fd)
                     else:
                         os.unlink(entry, dir_fd=fd)
@@ -274,21 +264,21 @@ class _Store:
         links that point at a file the current set does not have."""
         current = self.current()
         for entry in os.listdir(self.fd):
-            if entry == current or not (RUN.match(entry) or _STORE_TEMP.match(entry)):
+            if entry == current or not (RUN.match(entry) or STORE_TEMP.match(entry)):
                 continue
-            if _is(entry, self.fd, stat.S_IFDIR):
+            if entry_is(entry, self.fd, stat.S_IFDIR):
                 if self._marked(entry):
                     self.remove_run(entry)
                 else:
                     with contextlib.suppress(OSError):
                         os.rmdir(entry, dir_fd=self.fd)      # a run killed before its marker: empty
-            elif _STORE_TEMP.match(entry):
+            elif STORE_TEMP.match(entry):
                 os.unlink(entry, dir_fd=self.fd)
         for entry in os.listdir(self.out):
             temp = TEMP.match(entry)
             ours = f"{STORE}/{CURRENT}/{temp.group(1) if temp else entry}"
             if temp and (_readlink(entry, self.out) == ours
-                         or temp.group(1) in LEGACY_REPORTS and _is(entry, self.out, stat.S_IFREG)):
+                         or temp.group(1) in LEGACY_REPORTS and entry_is(entry, self.out, stat.S_IFREG)):
                 os.unlink(entry, dir_fd=self.out)         # a killed run's staged link (or older file)
             elif not temp and _readlink(entry, self.out) == ours and not self._exists(entry):
                 os.unlink(entry, dir_fd=self.out)         # dangling: the current set has no such file
@@ -346,7 +336,7 @@ class _Store:
             for name in sorted(files):
                 relative = "/".join((*parts, name))
                 if relative in skip or (not parts and name in MARKS) or TEMP.match(name) \
-                        or not _is(name, root_fd, stat.S_IFREG):
+                        or not entry_is(name, root_fd, stat.S_IFREG):
                     continue
                 folder = makedirs_at(run_fd, parts)
                 try:
@@ -358,7 +348,7 @@ class _Store:
         """``OUTDIR/<top> -> .advisor-reports/current/<top>`` for every top-level name of the new set."""
         for top in sorted(tops):
             target = f"{STORE}/{CURRENT}/{top}"
-            found = _lstat(top, self.out)
+            found = entry_stat(top, self.out)
             if found is None or stat.S_ISLNK(found.st_mode):
                 if _readlink(top, self.out) != target:
                     self.replace_with_link(top, target)
@@ -385,7 +375,6 @@ class _Store:
         fsync_folder(self.fd)
 
     def adopt_legacy(self) -> None:
-        from .outset_legacy import adopt
         adopt(self)
 
 

@@ -16,21 +16,37 @@ import json
 import os
 import stat
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..ownfiles import CLOEXEC, NOFOLLOW, TEMP, create_at, makedirs_at, open_folder
+from .outset_layout import (
+    ADOPTED,
+    CURRENT,
+    LEGACY_REMEDY_LIST,
+    LEGACY_REPORTS,
+    MAX_LIST_BYTES,
+    SET_LIST,
+    STORE,
+    entry_is,
+)
 
-if TYPE_CHECKING:
-    from .outset import _Store
 
-MAX_LIST_BYTES = 1 << 20
+class Store(Protocol):
+    """What taking over needs of the store outset.py opens: OUTDIR and the store as folder descriptors."""
+
+    out: int
+    fd: int
+
+    def current(self) -> str | None: ...
+    def swap(self, run: str) -> None: ...
+    def new_run(self) -> tuple[str, int]: ...
+    def replace_with_link(self, name: str, target: str) -> None: ...
+    def remove_run(self, run: str) -> None: ...
 
 
-def adopt(store: _Store) -> None:
-    from .outset import ADOPTED, CURRENT, LEGACY_REPORTS, STORE, _is
-
-    reports = [n for n in LEGACY_REPORTS if _is(n, store.out, stat.S_IFREG)]
-    remedy = _is("remedy", store.out, stat.S_IFDIR) and _is_file("remedy/.advisor-files", store.out)
+def adopt(store: Store) -> None:
+    reports = [n for n in LEGACY_REPORTS if entry_is(n, store.out, stat.S_IFREG)]
+    remedy = entry_is("remedy", store.out, stat.S_IFDIR) and _is_file(LEGACY_REMEDY_LIST, store.out)
     if not reports and not remedy:
         return
     current = store.current()
@@ -39,12 +55,12 @@ def adopt(store: _Store) -> None:
         store.swap(current)
     set_fd = open_folder(current, store.fd)
     try:
-        if not _is(ADOPTED, set_fd, stat.S_IFREG):
+        if not entry_is(ADOPTED, set_fd, stat.S_IFREG):
             return                        # a newer set is current: real files here are someone else's
         for name in reports:
             if _same_file(name, store.out, set_fd):
                 store.replace_with_link(name, f"{STORE}/{CURRENT}/{name}")
-        if remedy and _is("remedy", set_fd, stat.S_IFDIR):
+        if remedy and entry_is("remedy", set_fd, stat.S_IFDIR):
             aside, aside_fd = store.new_run()
             os.close(aside_fd)
             os.rename("remedy", f"{aside}/remedy", src_dir_fd=store.out, dst_dir_fd=store.fd)
@@ -54,10 +70,8 @@ def adopt(store: _Store) -> None:
         os.close(set_fd)
 
 
-def _adopted_set(store: _Store, reports: list[str], remedy: bool) -> str:
+def _adopted_set(store: Store, reports: list[str], remedy: bool) -> str:
     """A run folder of hard links to the older advisor's files, with the list of what it wrote."""
-    from .outset import ADOPTED, SET_LIST
-
     run, fd = store.new_run()
     try:
         listed = list(reports)
@@ -107,11 +121,11 @@ def _same_file(name: str, a_fd: int, b_fd: int) -> bool:
 
 def _legacy_remedy_list(out_fd: int) -> list[str]:
     try:
-        fd = os.open("remedy/.advisor-files", os.O_RDONLY | NOFOLLOW | CLOEXEC, dir_fd=out_fd)
+        fd = os.open(LEGACY_REMEDY_LIST, os.O_RDONLY | NOFOLLOW | CLOEXEC, dir_fd=out_fd)
         with os.fdopen(fd, "rb") as handle:
             names = json.loads(handle.read(MAX_LIST_BYTES))
     except (OSError, ValueError, RecursionError):
         return []
     if not isinstance(names, list):
         return []
-    return [n for n in names if isinstance(n, str) and n.startswith("remedy/")] + ["remedy/.advisor-files"]
+    return [n for n in names if isinstance(n, str) and n.startswith("remedy/")] + [LEGACY_REMEDY_LIST]
