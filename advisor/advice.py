@@ -15,14 +15,14 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, TemplateError, nodes
+from jinja2 import StrictUndefined, Template, nodes
 from jinja2.exceptions import TemplateSyntaxError
 
 from .cjk import tidy
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
-from .templating import BoundedEnvironment, render_bounded, template_problem
+from .templating import BoundedEnvironment, render_bounded, render_problem, template_problem
 from .text import oneline, suggest
 from .yamlfile import load_yaml
 
@@ -137,7 +137,9 @@ def _knowledge_page(kind: str) -> dict[str, Any]:
     return page
 
 
-def validate_page(page: Any, path: Path) -> None:
+def validate_page(page: Any, path: Path, render: bool = False) -> None:
+    """A page's shape and texts; ``render``: each text also rendered once with sample values (a pack's
+    inline pages, checked once per pack content; the shipped pages are rendered by the test suite)."""
     if not isinstance(page, dict):
         raise KnowledgeError("an advice page must be a mapping", path=path)
     title = page.get("title")
@@ -155,7 +157,8 @@ def validate_page(page: Any, path: Path) -> None:
             raise KnowledgeError(f"'fix' maps backends ({', '.join(BACKENDS)}) to texts",
                                  path=path, field=f"{lang}.fix")
         for section, text in page_texts(body):
-            problem = template_problem(_env, str(text)) or advice_names_problem(str(text))
+            problem = template_problem(_env, str(text)) or advice_names_problem(str(text)) or (
+                render_problem(_env, str(text), _sample_context()) if render else None)
             if problem:
                 raise KnowledgeError(problem, path=path, field=f"{lang}.{section}")
 
@@ -222,6 +225,18 @@ def _read_field(node: nodes.Node) -> tuple[str | None, str | None]:
     return None, None
 
 
+class _SampleValues(dict):
+    """A finding's ``values`` when a page is checked: any value the page reads is a sample number."""
+
+    def __missing__(self, key: str) -> float:
+        return 2
+
+
+def _sample_context() -> dict[str, Any]:
+    """What an advice text renders with when its page is checked (see templating.render_problem)."""
+    return {"op": "sample_op", "index": 2, "op_type": "Conv", "values": _SampleValues(), "confidence": 0.5}
+
+
 def builtin_kinds() -> list[str]:
     """The finding kinds with a page in knowledge/advice (what every pack may emit)."""
     return sorted(p.stem for p in advice_dir().glob("*.yaml"))
@@ -266,7 +281,7 @@ def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()
     def render(text: str, section: str) -> str:
         try:
             return tidy(render_bounded(_compiled(str(text)), context).strip(), lang)
-        except TemplateError as exc:
+        except Exception as exc:  # noqa: BLE001 - a page's template failing is the page's problem: one line
             path, line = book.source(finding.kind)
             raise KnowledgeError(f"template error: {exc}", path=path, line=line, field=f"{lang}.{section}") from None
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .inputfiles import MAX_SETTINGS_BYTES, read_input_text
 from .nesting import loads_toml
 from .remedy import parse_backends
 from .text import suggest
@@ -86,10 +87,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> ProjectC
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read: {exc}", path=path) from None
+    text = read_input_text(path, UsageError, max_bytes=MAX_SETTINGS_BYTES, what="settings file")
     return loads_toml(text, path, UsageError)
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .inputfiles import open_input
+
 HEAD_BYTES = 4096
 
 # Leading bytes -> (name, description). Checked in order; the first that matches wins.
@@ -56,7 +58,7 @@ def sniff(path: str | Path, formats: Callable[[list[str]], str | None] | None = 
 
     ``formats`` names the comparison format of a CSV header (``advisor.ingest.detect_format``), so a
     comparison is told from another table; this module sits below the readers and does not import them."""
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         head = handle.read(HEAD_BYTES)
         complete = len(head) < HEAD_BYTES or not handle.read(1)
     if not head.strip():

@@ -7,7 +7,9 @@ stops a small template from meaning large work:
 * at ``rules validate`` (and whenever a pack or advice page is loaded) :func:`template_problem` refuses
   what an evidence or advice text never needs and what makes work grow without bound: loops inside
   loops, recursive loops, macros and call blocks (recursion), ``namespace()`` (state that grows across
-  iterations, e.g. string doubling);
+  iterations, e.g. string doubling), and ``include`` / ``import`` / ``extends`` (a text stands alone);
+  then :func:`render_problem` renders each text once with sample facts, so what fails only when
+  rendered (``range(10**9)`` over the sandbox's bound, a division by zero) fails there, not in every run;
 * while rendering, ``*``, ``**``, ``+``, ``~``, filter and method arguments are checked so no single
   step makes a string or list longer than ``MAX_OUTPUT`` characters, or a number with more than
   ``MAX_INT_BITS`` bits; the output is cut off at ``MAX_OUTPUT`` characters, and a render that takes
@@ -154,6 +156,12 @@ def template_problem(env: SandboxedEnvironment, text: str) -> str | None:
 
 
 def _unbounded_construct(tree: nodes.Template) -> str | None:
+    other = next(tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)), None)
+    if other is not None:
+        statement = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "import",
+                     nodes.Extends: "extends"}[type(other)]
+        return (f"template error: '{{% {statement} %}}' (line {other.lineno} of the template) is not allowed in "
+                "evidence or advice texts: a text stands alone, it cannot load another template")
     if any(True for _ in tree.find_all((nodes.Macro, nodes.CallBlock))):
         return "template error: macros and call blocks are not allowed in evidence or advice texts"
     for loop in tree.find_all(nodes.For):
@@ -165,6 +173,30 @@ def _unbounded_construct(tree: nodes.Template) -> str | None:
         if isinstance(call.node, nodes.Name) and call.node.name == "namespace":
             return "template error: namespace() is not allowed in evidence or advice texts"
     return None
+
+
+def render_problem(env: SandboxedEnvironment, text: str, context: dict[str, Any]) -> str | None:
+    """Why rendering ``text`` once with ``context`` (sample facts) fails, whatever fails: the sandbox
+    (``range`` over its bound), a bound of this module, or Python (a division by zero); None when it
+    renders. ``advisor rules validate`` runs every evidence and advice text through this, so what would
+    fail in every run fails there, with the file and line."""
+    try:
+        render_bounded(env.from_string(text), context)
+    except Exception as exc:  # noqa: BLE001 - every failure of a pack's template is the pack's problem
+        line = _template_line(exc)
+        return f"template error when rendered with sample facts{line}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _template_line(exc: BaseException) -> str:
+    """`` (line N of the template)`` from the traceback Jinja rewrote to the template's lines, if any."""
+    line = getattr(exc, "lineno", None)
+    trace = exc.__traceback__
+    while line is None and trace is not None:
+        if trace.tb_frame.f_code.co_filename == "<template>":
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    return f" (line {line} of the template)" if line else ""
 
 
 def render_bounded(template: Template, context: dict[str, Any]) -> str:

@@ -12,8 +12,10 @@ from typing import Any
 import yaml
 
 from .errors import AdvisorError, RulePackError
-from .inputfiles import check_input
+from .inputfiles import read_input
 from .nesting import MAX_DEPTH, MAX_EXPANDED, too_deep
+
+MAX_YAML_BYTES = 16 * 2**20      # packs, manifests, mappings and configs are a few KB; parsing is ~1 s per MB
 
 
 class LineDict(dict):
@@ -108,17 +110,12 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Lin
 
 def load_yaml(path: Path, error: type[AdvisorError] = RulePackError) -> Any:
     """Parse a YAML file; any problem becomes ``error`` with the file, line and column."""
-    check_input(path, error)
+    if Path(path).is_dir():
+        raise error("is a folder, expected a YAML file", path=path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error("file not found", path=path) from None
-    except IsADirectoryError:
-        raise error("is a folder, expected a YAML file", path=path) from None
+        text = read_input(path, error, max_bytes=MAX_YAML_BYTES, what="YAML file").decode("utf-8")
     except UnicodeDecodeError:
         raise error("not UTF-8 text", path=path) from None
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror}", path=path) from None
     return parse_yaml(text, path, error)
 
 

@@ -11,8 +11,12 @@ checkout), mutates its bytes (or, with ``well_formed``, only the cells of a CSV)
   beyond the parent's address space, never a file left behind (a ``*.tmp``, a half-written report set,
   anything outside the output folder's report set).
 
-``python -m benchmarks.fuzz --minutes 30`` runs every target for 30 minutes and prints the figures
-(examples, exit-3 count, hangs, memory, leftovers) as JSON; failing inputs are saved with ``--save``.
+``python -m benchmarks.fuzz --minutes 30`` sweeps every kill point of benchmarks/killpoints.py, then runs
+every target until 30 minutes have passed and prints the figures (kill points, examples, exit-3 count,
+hangs, memory, leftovers) as JSON; failing inputs are saved with ``--save``. Besides the readers' own
+seeds, benchmarks/fuzz_seeds.py adds the classes a reliability probe found the harness blind to:
+subnormal metrics in every layout, workbooks, ONNX external weights, deep dump.json, templates that fail
+when rendered, and folders where something not advisor's waits (links, FIFOs).
 The test suite runs a bounded, derandomised sample of the same examples (tests/hostile/test_fuzz.py).
 """
 
@@ -43,6 +47,7 @@ TIME_BUDGET = 60.0                 # seconds for one advisor command on a seed-s
 MEMORY_BUDGET = 2 << 30            # bytes of address space beyond what the parent process already uses
 MAX_LINE = 2_500                   # characters of the one-line error
 STORE = ".advisor-reports"
+MARKS = (STORE, ".advisor-store", ".advisor-run", ".advisor-set.json")   # advisor's own hidden names
 
 
 def realdata() -> Path | None:
@@ -61,6 +66,12 @@ class Target:
     argv: tuple[str, ...]
     seeds: Callable[[], list[bytes]]
     reports: bool = True           # the command writes report.json into {out} on success
+    # A mutation of its own (else _mutate_bytes / _mutate_cells): e.g. one XML part inside a workbook.
+    mutate: Callable[[bytes, random.Random], bytes] | None = None
+    # What the example needs beside its file ({workdir} made, {file} written), before the command runs.
+    prepare: Callable[[Path, bytes], None] | None = None
+    # More of the oracle: problems found in the example's folder after the command.
+    check: Callable[[Path], list[str]] | None = None
 
 
 def _files(*patterns: tuple[Path | None, str]) -> Callable[[], list[bytes]]:
@@ -118,16 +129,18 @@ jobs:
     disable: [single-point-deviation]
     params: {{problem-node.min_confidence: 0.7}}
 """
-GENERIC_CSV = "NPU Name,NPU Tensor,Cosine,MaxAbsErr\nconv1,conv1:output:0,0.9999,0.01\nrelu1,relu1:output:0,0.5,3.0\n"
+GENERIC_CSV = ("NPU Name,NPU Tensor,Cosine,MaxAbsErr\nconv1,conv1:output:0,0.9999,0.01\nrelu1,relu1:output:0,0.5,3.0\n"
+               "relu2,relu2:output:0,0.99999,5e-324\nrelu3,relu3:output:0,1,0\n")      # subnormals in this layout too
 
 
 def targets() -> dict[str, Target]:
     real = realdata()
     run = ("run", "{file}", "-o", "{out}", "--format", "json,txt", "-q")
     on_example = ("run", str(EXAMPLE), "-o", "{out}", "--format", "json,txt", "-q")
-    return {t.name: t for t in [
-        Target("csv", ".csv", run, _files((SCENARIOS, "*/result_*.csv"), (EXAMPLE.parent, "result_*.csv"),
-                                          (real and real / "Ascend__msprobe", "*.csv"))),
+    csvs = _files((SCENARIOS, "*/result_*.csv"), (EXAMPLE.parent, "result_*.csv"),
+                  (real and real / "Ascend__msprobe", "*.csv"))
+    return {t.name: t for t in [*_hostile_targets(real, run, on_example, csvs),
+        Target("csv", ".csv", run, csvs),
         Target("config", ".json", (*on_example, "--config", "{file}"), _files((SCENARIOS, "*/build.json"))),
         Target("mapping", ".yaml", ("run", "{data}", "--mapping", "{file}", "-o", "{out}", "--format", "json", "-q"),
                _texts(MAPPING)),
@@ -139,6 +152,62 @@ def targets() -> dict[str, Target]:
                reports=False),
         Target("manifest", ".yaml", ("batch", "{file}", "-o", "{out}", "-q"), _texts(MANIFEST), reports=False),
     ]}
+
+
+def _hostile_targets(real: Path | None, run: tuple[str, ...], on_example: tuple[str, ...],
+                     csvs: Callable[[], list[bytes]]) -> list[Target]:
+    """The classes a reliability probe found the harness blind to (benchmarks/fuzz_seeds.py)."""
+    from . import fuzz_seeds as seeds
+
+    def planted(kinds: list[str]) -> Callable[[], list[bytes]]:
+        return lambda: [kind.encode("ascii") for kind in kinds]
+
+    def plant(workdir: Path, data: bytes) -> None:
+        seeds.plant(data.decode("ascii", errors="replace"), workdir / "out", workdir / "victim")
+
+    def dumps(workdir: Path, data: bytes) -> None:
+        from .compare import write_dumps
+        golden, target = write_dumps(workdir / "dumps", ops=2, elements=64)
+        kind = data.decode("ascii", errors="replace")
+        if kind in ("dump-fifo", "dump-device"):
+            last = sorted(target.glob("*.npy"))[-1]
+            last.unlink()
+            os.mkfifo(last) if kind == "dump-fifo" else os.symlink("/dev/zero", last)
+        else:
+            plant(workdir, data)
+
+    def untouched(workdir: Path) -> list[str]:
+        problems = seeds.victim_problems(workdir / "victim") if (workdir / "victim").exists() else []
+        published = (workdir / "out" / STORE / "current").is_symlink()
+        if published and (workdir / "out" / ".remedy.0123abcd.tmp").is_symlink():
+            problems.append("left behind: a killed run's .remedy.*.tmp link")
+        return problems
+
+    manifest = (f"jobs:\n  - {{name: a, input: {EXAMPLE}, formats: [json]}}\n").encode()
+    compare = ("compare", "--golden", "{workdir}/dumps/golden", "--target", "{workdir}/dumps/target", "-o",
+               "{out}/r.csv", "-j", "1", "-q")
+    return [
+        Target("subnormal", ".csv", run, seeds.subnormal_csvs(csvs)),
+        Target("xlsx", ".xlsx", run, lambda: seeds.workbooks(real),
+               mutate=lambda data, rng: seeds.mutate_workbook(data, rng, _mutate_bytes)),
+        Target("onnx", ".onnx", (*on_example, "--graph", "{file}"), seeds.onnx_seeds,
+               prepare=lambda workdir, data: seeds.onnx_beside(workdir)),
+        Target("dumpjson", ".json", ("run", "--bench", "{file}", "--target", "{file}", "-o", "{out}", "--format",
+                                     "json", "-q"), lambda: seeds.dump_jsons(real)),
+        Target("template", ".yaml", ("rules", "test", "{pack}"), seeds.template_rules, reports=False),
+        Target("outdir", ".txt", on_example, planted(seeds.PLANTS[:6]), mutate=_pick, prepare=plant, check=untouched),
+        Target("batchdir", ".txt", ("batch", "{workdir}/batch.yaml", "-o", "{out}", "-q"),
+               planted(["index-page", "history-link", "store-link"]), reports=False, mutate=_pick,
+               prepare=lambda workdir, data: (plant(workdir, data), (workdir / "batch.yaml").write_bytes(manifest)),
+               check=untouched),
+        Target("dumpdir", ".txt", compare, planted(["dump-fifo", "dump-device", "journal-link", "csv-temp-link"]),
+               reports=False, mutate=_pick, prepare=dumps, check=untouched),
+    ]
+
+
+def _pick(data: bytes, rng: random.Random) -> bytes:
+    """Planted-state targets: the seed (what to plant) is the example; nothing to mutate."""
+    return data
 
 
 # --- mutations ---------------------------------------------------------------------------------
@@ -153,8 +222,11 @@ NUMBERS = ["0", "-0", "1", "-1", "NaN", "nan", "inf", "-inf", "1e309", "-1e309",
            "１", "1e5000", "9" * 30]
 
 
-def mutate(data: bytes, rng: random.Random, well_formed: bool = False) -> bytes:
+def mutate(data: bytes, rng: random.Random, well_formed: bool = False,
+           target_mutate: Callable[[bytes, random.Random], bytes] | None = None) -> bytes:
     """1 to 4 mutations of ``data``; ``well_formed``: only cell values and whole rows of a CSV change."""
+    if target_mutate is not None:
+        return target_mutate(data, rng)
     for _ in range(rng.randint(1, 4)):
         data = (_mutate_cells if well_formed else _mutate_bytes)(data, rng)
     return data
@@ -226,20 +298,25 @@ def run_example(target: Target, data: bytes, workdir: Path, time_budget: float =
     workdir.mkdir(parents=True, exist_ok=True)
     file = workdir / f"input{target.suffix}"
     pack = workdir / "pack"
-    if target.name == "pack":
+    if "{pack}" in target.argv:
         pack.mkdir()
         (pack / "pack.yaml").write_bytes(b'pack: fuzz\nversion: "0.1.0"\n')
         file = pack / "rule.yaml"
     file.write_bytes(data)
     (workdir / "data.csv").write_text(GENERIC_CSV, encoding="utf-8")
+    if target.prepare is not None:
+        target.prepare(workdir, data)
     inputs = {p for p in workdir.rglob("*")}
     out = workdir / "out"
-    values = {"file": str(file), "out": str(out), "pack": str(pack), "data": str(workdir / "data.csv")}
+    values = {"file": str(file), "out": str(out), "pack": str(pack), "data": str(workdir / "data.csv"),
+              "workdir": str(workdir)}
     argv = [part.format(**values) for part in target.argv]
     start = time.monotonic()
     code, err = _forked(argv, workdir, time_budget)
     outcome = Outcome(target.name, code, err, time.monotonic() - start)
     outcome.problems = check(outcome, target, file, out, workdir, inputs)
+    if target.check is not None:
+        outcome.problems += target.check(workdir)
     return outcome
 
 
@@ -351,7 +428,7 @@ def _leftovers(workdir: Path, out: Path, inputs: set[Path]) -> list[str]:
     for path in workdir.rglob("*"):
         if path in inputs or path.name in ("history.sqlite", "history.sqlite-wal", "history.sqlite-shm"):
             continue
-        if path.name.endswith(".tmp") or path.name.startswith(".") and path.name not in (STORE, ".advisor-set.json"):
+        if path.name.endswith(".tmp") or path.name.startswith(".") and path.name not in MARKS:
             found.append(path)
         elif STORE in path.parts:
             store = Path(*path.parts[:path.parts.index(STORE) + 1])
@@ -359,26 +436,36 @@ def _leftovers(workdir: Path, out: Path, inputs: set[Path]) -> list[str]:
             if not relative:
                 continue
             current = os.readlink(store / "current") if (store / "current").is_symlink() else None
-            if relative[0] not in ("current", "lock") and relative[0] != current:
+            if relative[0] not in ("current", "lock", ".advisor-store") and relative[0] != current:
                 found.append(path)
     return [f"left behind: {p.relative_to(workdir)}" for p in found[:3]]
 
 
 # --- the long run ------------------------------------------------------------------------------
 
-def fuzz(minutes: float, seed: int, names: list[str], save: Path | None, well_formed_csv: bool = False) -> dict:
+def fuzz(minutes: float, seed: int, names: list[str], save: Path | None, well_formed_csv: bool = False,
+         kill_points: bool = True) -> dict:
+    """Every kill point of benchmarks/killpoints.py first (``kill_points``), then mutated examples of
+    ``names`` until ``minutes`` have passed since the start."""
+    deadline = time.monotonic() + minutes * 60
     chosen = [targets()[n] for n in names]
     seeds = {t.name: t.seeds() for t in chosen}
     chosen = [t for t in chosen if seeds[t.name]]
     rng = random.Random(seed)
     figures: Counter[str] = Counter()
     failures: list[dict] = []
-    deadline = time.monotonic() + minutes * 60
+    if kill_points:
+        from .killpoints import SCENARIOS, sweep
+        for name in SCENARIOS:
+            swept = sweep(name)
+            figures[f"killpoints.{name}"] = swept.points
+            figures["problems.killpoints"] += len(swept.problems)
+            failures += [{"target": f"killpoints.{name}", "problems": swept.problems}] if swept.problems else []
     with tempfile.TemporaryDirectory(prefix="advisor-fuzz-") as scratch:
         n = 0
         while time.monotonic() < deadline:
             target = rng.choice(chosen)
-            data = mutate(rng.choice(seeds[target.name]), rng, well_formed_csv and target.name == "csv")
+            data = mutate(rng.choice(seeds[target.name]), rng, well_formed_csv and target.name == "csv", target.mutate)
             workdir = Path(scratch) / f"e{n}"
             outcome = run_example(target, data, workdir)
             figures["examples"] += 1
@@ -404,9 +491,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default=",".join(targets()), help="comma-separated: " + ", ".join(targets()))
     parser.add_argument("--save", type=Path, metavar="DIR", help="keep each failing input here")
     parser.add_argument("--well-formed-csv", action="store_true", help="CSV mutations keep the CSV well formed")
+    parser.add_argument("--no-kill-points", dest="kill_points", action="store_false",
+                        help="skip the kill-point sweeps (benchmarks/killpoints.py) that run first")
     args = parser.parse_args(argv)
     result = fuzz(args.minutes, args.seed, [n.strip() for n in args.targets.split(",") if n.strip()], args.save,
-                  args.well_formed_csv)
+                  args.well_formed_csv, args.kill_points)
     print(json.dumps(result, indent=1, ensure_ascii=False))
     return 1 if result["failures"] else 0
 

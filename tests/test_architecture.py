@@ -24,7 +24,8 @@ ADVISOR = REPO / "advisor"
 # engine and what it concludes; the report; the commands.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "inputfiles", "yamlfile",
-                        "resources", "cjk", "templating", "progress", "filekind", "memory"})),
+                        "resources", "cjk", "templating", "progress", "filekind", "memory", "ownfiles", "plugins",
+                        "cachefiles"})),
     ("readers", frozenset({"ingest", "graph", "tensors", "compare", "detections"})),
     ("facts", frozenset({"facts", "evidence", "post"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),

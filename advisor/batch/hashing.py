@@ -27,7 +27,7 @@ from .. import __version__
 from ..engine.loading import builtin_pack_paths, installed_packs
 from ..engine.packs import pack_command
 from ..errors import InputFormatError
-from ..inputfiles import check_input
+from ..inputfiles import check_input, open_input
 from ..resources import data_dir
 from .jobs import Job
 
@@ -38,7 +38,7 @@ SHIPPED_DATA = ("knowledge", "reports")
 def file_digest(path: Path) -> str:
     """sha256 of a file's bytes, read in chunks (never the whole file in memory)."""
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             return hashlib.file_digest(handle, ALGORITHM).hexdigest()
     except FileNotFoundError:
         raise InputFormatError("file not found", path=path) from None

@@ -8,6 +8,7 @@ fetched. Regressions lead both, then failures, then the other changes, then ever
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from markupsafe import Markup
 
 from ..advice import AdviceBook, load_page
 from ..errors import AdvisorError, UsageError
+from ..ownfiles import open_owned
 from ..report import write_files
 from ..report.labels import labels_for, plural
 from ..report.reporters import environment, templates_dir
@@ -116,20 +118,50 @@ def render_digest(view: IndexView) -> str:
 
 def write_index(view: IndexView, output: Path) -> list[Path]:
     """index.html and digest.md, rendered first, then written atomically together."""
+    check_pages_ours(output)
     return write_files(output, [(INDEX_FILE, render_index(view)), (DIGEST_FILE, render_digest(view))])
 
 
+# What advisor's own index and digest begin with: a page without it is someone else's and is never replaced.
+_OURS = {INDEX_FILE: re.compile(rb'<meta name="generator" content="advisor '),
+         DIGEST_FILE: re.compile(rb"\badvisor batch run \d+")}
+
+
+def check_pages_ours(output: Path) -> None:
+    """index.html and digest.md in ``output`` are absent or advisor's (an output folder pointed at a web
+    folder must not replace its home page): else a one-line error naming the page, before anything runs."""
+    for name, mark in _OURS.items():
+        path = output / name
+        try:
+            fd = open_owned(path, os.O_RDONLY, "batch pages")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise UsageError(f"cannot read: {exc.strerror or exc}", path=path) from None
+        with os.fdopen(fd, "rb") as handle:
+            head = handle.read(4096)
+        if not mark.search(head):
+            raise UsageError("was not written by advisor batch, so advisor does not replace it: move it away or "
+                             "choose another output folder", path=path)
+
+
 def check_link_base(link_base: str | None) -> None:
-    """``--link-base`` is an http(s) URL or a relative path: a ``javascript:`` (or ``data:``, ``file:``...)
-    prefix would make every report link on the index run or open something else when clicked."""
+    """``--link-base`` is an absolute http(s) URL or a path a browser resolves on the index's own host: a
+    ``javascript:`` (or ``data:``, ``file:``...) prefix would make every report link on the index run or
+    open something else when clicked, and ``//host``, ``/\\host`` or ``\\\\host`` lead to another host."""
     if link_base is None:
         return
     if any(ord(c) < 32 or ord(c) == 127 for c in link_base):
         raise UsageError("--link-base must not hold control characters")
+    if "\\" in link_base or link_base != link_base.strip():
+        # A browser reads a backslash as a slash and drops leading spaces: '/\\host/' and ' //host/'
+        # are links to another host.
+        raise UsageError(f"--link-base must not hold backslashes or leading or trailing spaces: '{link_base[:80]}'")
     parts = urlsplit(link_base)
     if parts.scheme.lower() in ("http", "https") and parts.netloc:
         return
-    if not parts.scheme and not parts.netloc and ":" not in link_base.split("/")[0]:
+    if not parts.scheme and not parts.netloc and not link_base.startswith("//") \
+            and ":" not in link_base.split("/")[0]:
         return
     raise UsageError(f"--link-base must be an http(s) URL or a relative path, not '{link_base[:80]}'")
 

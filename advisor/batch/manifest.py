@@ -31,8 +31,10 @@
         verify: true                       # check the diagnosis on the CPU (like --verify; needs graph and dumps)
 
 Relative paths are relative to the manifest's folder (``output`` of a job: to ``OUTPUT``). A job's
-``output`` stays inside ``OUTPUT`` (no absolute path, no ``..``) unless the manifest says
-``allow_outside: true`` at the top: a manifest from someone else cannot make a batch write elsewhere. Option
+``output`` stays inside ``OUTPUT``, and the manifest's own ``output`` and ``history`` inside the
+manifest's folder (no absolute path, no ``..``), unless the manifest says ``allow_outside: true`` at the
+top: a manifest from someone else cannot make a batch write elsewhere (``-o`` and ``--db`` on the
+command line may name any folder). Option
 keys mean what the same ``advisor run`` options mean; project settings (``advisor.toml``) apply
 underneath, as for ``advisor run``.
 
@@ -90,7 +92,9 @@ def load_manifest(path: Path, settings: ProjectConfig, *, output: Path | None = 
         reader.fail("a manifest is a mapping with a 'jobs:' list", root)
     reader.check_keys(root, TOP_KEYS, "manifest")
     base = path.absolute().parent
-    out = output or reader.path(root, "output", base) or base / DEFAULT_OUTPUT
+    allow_outside = reader.boolean(root, "allow_outside") if "allow_outside" in root else False
+    own_output, own_history = (_own_path(reader, root, key, base, allow_outside) for key in ("output", "history"))
+    out = output or own_output or base / DEFAULT_OUTPUT
     defaults = root.get("defaults", LineDict())
     if not isinstance(defaults, LineDict):
         reader.fail("'defaults' must be a mapping of job options", root, "defaults")
@@ -100,7 +104,6 @@ def load_manifest(path: Path, settings: ProjectConfig, *, output: Path | None = 
     if not isinstance(nodes, list) or not nodes:
         reader.fail("'jobs' must be a non-empty list of jobs", root, "jobs" if "jobs" in root else None)
     base_layers = [settings_layer(settings), default_layer]
-    allow_outside = reader.boolean(root, "allow_outside") if "allow_outside" in root else False
     names = _evidence_names(reader, root)
     jobs = [_job(reader, node, base, out, base_layers, settings, allow_outside, names) for node in nodes]
     check_unique(jobs, lambda job, message: reader.fail(message, line=job.line))
@@ -109,8 +112,20 @@ def load_manifest(path: Path, settings: ProjectConfig, *, output: Path | None = 
         reader.fail("'workers' must be a whole number of at least 1", root, "workers")
     title = reader.string(root, "title") or path.stem
     return Batch(source=str(path.resolve()), digest=batch_digest(jobs), title=title, output=out,
-                 history=history or reader.path(root, "history", base) or out / HISTORY_FILE,
+                 history=history or own_history or out / HISTORY_FILE,
                  jobs=jobs, workers=workers)
+
+
+def _own_path(reader: _Reader, root: LineDict, key: str, base: Path, allow_outside: bool) -> Path | None:
+    """The manifest's own ``output`` or ``history``: inside the manifest's folder, as a job's output is
+    inside the batch output, unless the manifest allows outside (the command line's -o / --db may name
+    any place: the user typed them)."""
+    text = reader.string(root, key)
+    problem = check_job_name(text) if text is not None and not allow_outside else None
+    if problem:
+        reader.fail(f"the batch's '{key}' is a path inside the manifest's folder: '{text}' {problem} (or set "
+                    "'allow_outside: true' at the top of the manifest, or give it on the command line)", root, key)
+    return None if text is None else _relative(base, text)
 
 
 def batch_digest(jobs: list[Job]) -> str:

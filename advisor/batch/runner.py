@@ -4,7 +4,9 @@ processes, record each outcome the moment it arrives, then write the index page 
 Idempotent: a job whose content hash (see hashing.py) equals its last good result's, and whose
 reports are still on disk, is recorded as ``unchanged`` without being analysed again. Resumable:
 a batch killed half-way leaves its run marked ``running``; the next run of the same batch (same
-source, same job definitions) picks that run up and runs only the jobs it has no result for.
+source, same job definitions) picks that run up and runs only the jobs it has no result for; what a
+batch killed while publishing a job left in that job's report folder is removed when the job is
+published again, or collected when it is found unchanged or fails.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..report.outset import collect
 from .hashing import ConfigHasher, short
-from .index import build_index_view, check_link_base, write_index
+from .index import build_index_view, check_link_base, check_pages_ours, write_index
 from .jobs import Batch
 from .overview import RunOverview, build_overview
 from .pool import Executor, JobRunner, execute
@@ -53,6 +56,7 @@ def run_batch(batch: Batch, *, workers: int | None = None, force: bool = False, 
     the run stays ``running`` in the history and the next run resumes it."""
     check_link_base(link_base)
     check_options(batch)                       # a bad batch stops here, before anything is written
+    check_pages_ours(batch.output)
     try:
         return _run(batch, workers, force, runner, progress, link_base, executor)
     except (sqlite3.OperationalError, OSError) as exc:
@@ -77,8 +81,11 @@ def _run(batch: Batch, workers: int | None, force: bool, runner: JobRunner, prog
                     reusable[job.name] = previous
                 tasks.append(JobTask(job, hasher.config_digest(job, packs), packs,
                                      previous.job_hash if previous else None))
+            outdirs = {job.name: job.outdir for job in todo}
             for done, outcome in enumerate(executor(tasks, max(1, min(size, len(tasks))), runner), 1):
                 outcome = publish(outcome)
+                if outcome.status != "ok":
+                    collect(outdirs[outcome.job])    # a set a killed batch left half-published goes
                 store.record(start.run_id, outcome, reusable.get(outcome.job) if outcome.status == "unchanged"
                              else None)
                 if progress is not None:

@@ -21,6 +21,8 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
+from ..nesting import loads_json
+from ..ownfiles import link_refused, open_owned
 from .jobs import Batch
 from .records import FindingRecord, JobOutcome, PackRecord, Verdict
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -92,6 +94,8 @@ class HistoryStore:
     def open(cls, path: Path, create: bool = False) -> HistoryStore:
         if path.is_dir():
             path = path / "history.sqlite"
+        if create and path.is_symlink():
+            raise link_refused(path, "history")
         if not path.is_file():
             if not create:
                 raise UsageError("no history database here (run `advisor batch` first, or give --db)", path=path)
@@ -151,7 +155,8 @@ class HistoryStore:
     def writer_lock(self) -> Iterator[None]:
         """Exclusive for the batch's lifetime; refused at once (exit 2) when another batch holds it."""
         lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+", encoding="utf-8") as handle:
+        fd = open_owned(lock_path, os.O_RDWR | os.O_CREAT, "history lock")
+        with os.fdopen(fd, "r+", encoding="utf-8") as handle:
             if fcntl is not None:
                 try:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -289,6 +294,11 @@ def _verdict_columns(verdict: Verdict | None) -> tuple[Any, ...]:
             verdict.errors, verdict.warnings, verdict.notes, verdict.explained, verdict.title)
 
 
+def _stored(text: str) -> Any:
+    """A JSON column, with the nesting bound of every JSON advisor reads (a history may come from elsewhere)."""
+    return loads_json(text, "the history database", UsageError)
+
+
 def _result(row: sqlite3.Row) -> ResultRow:
     verdict = None
     if row["verdict"] is not None:
@@ -298,6 +308,6 @@ def _result(row: sqlite3.Row) -> ResultRow:
                           title=row["verdict_title"])
     return ResultRow(id=row["id"], run_id=row["run_id"], job=row["job"], status=row["status"],
                      job_hash=row["job_hash"], reused_from=row["reused_from"], verdict=verdict, error=row["error"],
-                     report_dir=row["report_dir"], report_files=json.loads(row["report_files"]),
-                     inputs=json.loads(row["inputs"]), input_warnings=json.loads(row["input_warnings"]),
+                     report_dir=row["report_dir"], report_files=_stored(row["report_files"]),
+                     inputs=_stored(row["inputs"]), input_warnings=_stored(row["input_warnings"]),
                      duration=row["duration"], cpu=row["cpu"], finished_at=row["finished_at"])

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..errors import UsageError
+from ..inputfiles import MAX_SETTINGS_BYTES, read_input
+from ..ownfiles import open_owned
 from ..tensors.inventory import DumpFolder
 from ..tensors.lineage import TensorPrint
 from .msaccucmp_csv import PairMetrics
 
+WHAT = "resume journal"
 VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
@@ -30,7 +35,7 @@ def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pa
     named = "|".join(str(Path(p).resolve()) for p in inputs)
     digest.update(f"v{VERSION}|{named}|{'shape' if pair_by_shape else ''}".encode())
     if op_map is not None:
-        digest.update(b"|op-map|" + op_map.read_bytes())
+        digest.update(b"|op-map|" + read_input(op_map, UsageError, max_bytes=MAX_SETTINGS_BYTES, what="op map"))
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:
@@ -51,18 +56,23 @@ class Journal:
         self._handle: TextIO | None = None
 
     def _load(self) -> None:
-        if not self.path.is_file():
+        try:
+            fd = open_owned(self.path, os.O_RDONLY, WHAT)
+        except FileNotFoundError:
             return
-        with self.path.open(encoding="utf-8") as handle:
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
         if not lines or _parse(lines[0]).get("signature") != self.signature:
             return
         for line in lines[1:]:
             record = _parse(line)
-            if record.get("kind") == "print":
-                self.prints[record["key"]] = TensorPrint.from_list(record["value"])
-            elif record.get("kind") == "pair":
-                self.pairs[record["key"]] = PairMetrics(tuple(record["cells"]), tuple(record["reasons"]))
+            try:
+                if record.get("kind") == "print":
+                    self.prints[record["key"]] = TensorPrint.from_list(record["value"])
+                elif record.get("kind") == "pair":
+                    self.pairs[record["key"]] = PairMetrics(tuple(record["cells"]), tuple(record["reasons"]))
+            except (KeyError, TypeError, ValueError):
+                continue                    # a damaged line: its result is computed again
 
     @property
     def resumed(self) -> int:
@@ -72,7 +82,8 @@ class Journal:
         """Start appending (a fresh journal when nothing was resumed)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.resumed
-        self._handle = self.path.open("w" if fresh else "a", encoding="utf-8")
+        fd = open_owned(self.path, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if fresh else os.O_APPEND), WHAT)
+        self._handle = os.fdopen(fd, "w", encoding="utf-8")
         if fresh:
             self._write({"signature": self.signature, "version": VERSION})
 
@@ -100,6 +111,6 @@ class Journal:
 def _parse(line: str) -> dict[str, Any]:
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):    # a line cut short, or not ours
         return {}
     return record if isinstance(record, dict) else {}

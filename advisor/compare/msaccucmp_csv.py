@@ -28,7 +28,7 @@ formatted cells travel back), labels each row with :class:`RowLabels`, and write
 from __future__ import annotations
 
 import csv
-import os
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dtypes import ge_dtype_name
+from ..ownfiles import writing
 from ..tensors.metrics import METRIC_NAMES, TensorComparison, compare_tensors, format_number, format_standard_deviation
 from ..tensors.overflow import overflow_flag
 from ..tensors.pairing import RowLabels
@@ -117,10 +118,11 @@ def _stat(pair: tuple[float, float]) -> tuple[float, float]:
     return tuple(0.0 if abs(v) < STD_ZERO else v for v in pair)
 
 
-def pair_metrics(npu: np.ndarray, golden: np.ndarray) -> PairMetrics:
+def pair_metrics(npu: np.ndarray, golden: np.ndarray, compiled: bool | None = None) -> PairMetrics:
     """Every metric of one target/golden pair, formatted as msaccucmp 26 does (6 decimals, ``NaN``,
-    ``inf``; ``StandardDeviation`` with 3; KL on floored distributions)."""
-    return cells_of(compare_tensors(npu, golden))
+    ``inf``; ``StandardDeviation`` with 3; KL on floored distributions); ``compiled``: the pass
+    (None: tensors/kernel.use_for)."""
+    return cells_of(compare_tensors(npu, golden, compiled=compiled))
 
 
 def cells_of(comparison: TensorComparison) -> PairMetrics:
@@ -172,15 +174,16 @@ def result_row(tensor: ComparedTensor) -> list[str]:
 def write_result_rows(rows: Iterable[list[str]], path: str | Path) -> Path:
     """Write already formatted rows (in the order given) under the msaccucmp header.
 
-    Written to a temporary file beside ``path`` and renamed, so a reader never sees half a CSV."""
+    Written to a new temporary file beside ``path`` (never through a link planted there) and renamed,
+    so a reader never sees half a CSV; what a killed run left is collected (advisor/ownfiles.py)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".tmp")
-    with partial.open("w", newline="", encoding="utf-8") as handle:
+    with writing(path) as raw:
+        handle = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(HEADER)
         writer.writerows(rows)
-    os.replace(partial, path)
+        handle.flush()
+        handle.detach()
     return path
 
 

@@ -139,6 +139,7 @@ class _Work:
         self.journal, self.mapper, self.jobs = journal, mapper, jobs
         self.progress, self.stream = progress, stream
         self.computed = 0
+        self.compiled = False
         self.bar: ProgressBar | None = None
 
     def _record(self, result: PairResult) -> None:
@@ -158,11 +159,19 @@ class _Work:
             self.bar.close()
             self.bar = None
 
+    def _marked(self, tasks: list[PairTask]) -> list[PairTask]:
+        """The tasks, marked with the run's choice of pass (see ``read_targets``)."""
+        return [replace(task, compiled=True) for task in tasks] if self.compiled else tasks
+
     def read_targets(self, target: DumpFolder, golden: DumpFolder, fusion: FusionMap | None,
                      op_map: OpMap | None = None) -> dict[str, TensorPrint]:
         """Step 2: every target dump not in the journal, fingerprinted and compared where the names
-        say with what; returns the fingerprints by path."""
+        say with what; returns the fingerprints by path. The run takes the compiled pass when what
+        this step reads in all (done or not) pays for numba: decided from the dumps alone, so every
+        attempt of a resumed run decides the same (tensors/kernel.py: use_in_run)."""
         partners = name_partners(golden, target, fusion, op_map)
+        self.compiled = sum(d.nbytes + (partners[str(d.path)].nbytes if str(d.path) in partners else 0)
+                            for d in target.files) >= kernel.RUN_BYTES
         tasks = []
         for dump in target.files:
             key = _relative(dump.path, target.root)
@@ -172,7 +181,7 @@ class _Work:
             tasks.append(PairTask(key, str(dump.path), str(other.path) if other else None,
                                   _relative(other.path, golden.root) if other else None,
                                   nbytes=dump.nbytes + (other.nbytes if other else 0)))
-        self._run("reading target", len(target.files), _compiled(tasks))
+        self._run("reading target", len(target.files), self._marked(tasks))
         return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
     def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
@@ -181,11 +190,4 @@ class _Work:
         tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
                           fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes)
                  for key, row in unique.items() if key not in self.journal.pairs]
-        self._run("comparing pairs", len(tasks), _compiled(tasks))
-
-
-def _compiled(tasks: list[PairTask]) -> list[PairTask]:
-    """The tasks, marked to load the compiled pass when they read enough bytes to pay for it."""
-    if sum(task.nbytes for task in tasks) < kernel.RUN_BYTES:
-        return tasks
-    return [replace(task, compiled=True) for task in tasks]
+        self._run("comparing pairs", len(tasks), self._marked(tasks))

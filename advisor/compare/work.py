@@ -44,7 +44,7 @@ class PairTask:
     fingerprint: bool = True       # fingerprint the target (False: already known)
     pair_key: str | None = None    # the pair key when known (else made from the fingerprint)
     nbytes: int = 0                # bytes the task reads (for batching)
-    compiled: bool = False         # the run is large enough to load the compiled pass (tensors/kernel.py)
+    compiled: bool = False         # the run decided for the compiled pass (tensors/kernel.py: use_in_run)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,9 @@ def compare_pair(task: PairTask) -> PairResult:
     printer = Fingerprinter(target.dtype) if task.fingerprint else None
     metrics = None
     if golden is not None and golden.size == target.size:
-        metrics = cells_of(comparison_of(file_sums(target, golden, on_target=printer.update if printer else None)))
+        sums = file_sums(target, golden, on_target=printer.update if printer else None,
+                         compiled=kernel.use_in_run(target.size, task.compiled))
+        metrics = cells_of(comparison_of(sums))
     elif printer is not None:
         for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
             printer.update(piece)
@@ -85,7 +87,8 @@ def _compare_loaded(task: PairTask) -> PairResult:
     """:func:`compare_pair` for dumps stored in Fortran order: loaded (memory-mapped) as arrays."""
     target = load_dump(Path(task.target))
     mark = fingerprint_array(target) if task.fingerprint else None
-    metrics = pair_metrics(target, load_dump(Path(task.golden))) if task.golden is not None else None
+    compiled = kernel.use_in_run(target.size, task.compiled)
+    metrics = pair_metrics(target, load_dump(Path(task.golden)), compiled) if task.golden is not None else None
     return _result(task, target.dtype.name, target.shape, mark, metrics)
 
 

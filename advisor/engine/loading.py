@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import KnowledgeError, RulePackError, UsageError
+from ..plugins import guarded
 from ..resources import data_dir
 from ..text import suggest
 from .packs import SEVERITIES, Rule, RulePack, load_pack, pack_command
@@ -56,10 +57,8 @@ def installed_packs() -> list[tuple[str, str, Path | None, str | None]]:
     found = []
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = f"{entry.dist.name} {entry.dist.version}" if entry.dist else "unknown distribution"
-        try:
-            found.append((entry.name, dist, _pack_path(entry.load()), None))
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
-            found.append((entry.name, dist, None, f"{type(exc).__name__}: {exc}"))
+        path, error = guarded(lambda entry=entry: _pack_path(entry.load()))
+        found.append((entry.name, dist, path, error))
     return sorted(found, key=lambda item: item[0])
 
 

@@ -8,8 +8,9 @@ edited file, a new provider field or another advisor is a different key, never a
 * in the process, for the jobs of a batch, the tests, and every command that loads packs twice;
 * on disk, in the user's cache folder (``packs`` of ``resources.cache_dir``: under
   ``$ADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/advisor``, else ``~/.cache/advisor``), for the next
-  ``advisor run``. Written atomically (a temporary file renamed into place); an unreadable or
-  foreign entry is ignored and rewritten, and a folder that cannot be written is skipped silently:
+  ``advisor run``: as JSON data (packcodec.py), signed and verified by advisor/cachefiles.py before it
+  is parsed, in a folder only the user can write; never pickle, so a cache entry cannot run code. An
+  unverifiable or foreign entry is ignored and rewritten, and a folder that cannot be used is skipped:
   the cache only ever saves time. ``ADVISOR_CACHE_DIR=off`` turns the disk layer off.
 
 Cached packs are shared: nothing may change a loaded pack (``select_rules`` copies the rules it re-rates).
@@ -18,27 +19,23 @@ Cached packs are shared: nothing may change a loaded pack (``select_rules`` copi
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, resources
+from .. import __version__, cachefiles
 from ..advice import builtin_kinds
+from ..errors import AdvisorError, RulePackError
+from ..inputfiles import MAX_WHOLE_BYTES, listed, read_input
 from ..resources import data_dir
+from ..yamlfile import MAX_YAML_BYTES
+from . import packcodec
 from .rulemodel import pack_files
 
-FORMAT = 2                                  # bump when the pickled classes change shape
+FORMAT = 2                                  # bump when the stored classes change shape (2: JSON, packcodec)
 _memory: dict[str, Any] = {}                # content key -> (RulePack | None, [Problem])
 MAX_MEMORY = 64
-
-
-def cache_dir() -> Path | None:
-    """The on-disk cache folder, or None when turned off."""
-    return resources.cache_dir("packs")
 
 
 def content_key(path: Path, schema_digest: str) -> str:
@@ -48,13 +45,14 @@ def content_key(path: Path, schema_digest: str) -> str:
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")
     # The rule files, then the other files of the pack (the input cases' comparison files: validation
-    # checks they exist, so adding or removing one is another key).
-    others = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".yaml") if path.is_dir() else []
+    # checks they exist, so adding or removing one is another key). Each read through read_input: a FIFO
+    # or device is refused without blocking, and the pack is then parsed, which names it.
+    others = [p for p in listed(path.rglob("*"), path, "pack", RulePackError)
+              if p.is_file() and p.suffix != ".yaml"] if path.is_dir() else []
     for file in [*pack_files(path), *others]:
-        if not file.is_file():      # a FIFO or device would block the read: let parsing refuse it
-            raise OSError(f"not a regular file: {file}")
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")
-        digest.update(file.read_bytes())
+        bound = MAX_YAML_BYTES if file.suffix == ".yaml" else MAX_WHOLE_BYTES
+        digest.update(read_input(file, RulePackError, max_bytes=bound))
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -67,15 +65,16 @@ def _code_stamp() -> str:
     return hashlib.sha256(repr(stats).encode()).hexdigest()
 
 
-def cached(path: Path, schema_digest: str, parse: Callable[[], Any]) -> Any:
-    """``parse()``'s result for this content, from memory, from disk, or parsed now (and stored)."""
+def cached(path: Path, schema_digest: str, fields: Mapping[str, Any], parse: Callable[[], Any]) -> Any:
+    """``parse()``'s result for this content, from memory, from disk, or parsed now (and stored);
+    ``fields``: the fact schema of ``schema_digest``, given back to the rules read from disk."""
     try:
         key = content_key(path, schema_digest)
-    except OSError:
+    except (OSError, AdvisorError):
         return parse()          # an unreadable file: parsing names it with its error
     if key in _memory:
         return _memory[key]
-    result = _read_disk(key)
+    result = _read_disk(key, fields)
     if result is None:
         result = parse()
         _write_disk(key, result)
@@ -89,31 +88,19 @@ def clear_memory() -> None:
     _memory.clear()
 
 
-def _read_disk(key: str) -> Any:
-    folder = cache_dir()
-    if folder is None:
+def _read_disk(key: str, fields: Mapping[str, Any]) -> Any:
+    payload = cachefiles.read("packs", f"{key}.json")
+    if payload is None:
         return None
     try:
-        with open(folder / f"{key}.pickle", "rb") as handle:
-            stored_key, result = pickle.load(handle)
-    except Exception:  # noqa: BLE001 - missing, truncated or from another build: parse again
+        return packcodec.loads(payload, fields)
+    except packcodec.Unreadable:       # from another build of the codec: parse again
         return None
-    return result if stored_key == key else None
 
 
 def _write_disk(key: str, result: Any) -> None:
-    folder = cache_dir()
-    if folder is None:
-        return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile(dir=folder, prefix=f".{key[:16]}.", suffix=".tmp", delete=False)
-        try:
-            with handle:
-                pickle.dump((key, result), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(handle.name, folder / f"{key}.pickle")
-        except BaseException:
-            Path(handle.name).unlink(missing_ok=True)
-            raise
-    except Exception:  # noqa: BLE001,S110 - a read-only or full cache folder only costs the saving
-        pass
+        payload = packcodec.dumps(result)
+    except TypeError:                  # a value the codec does not store (a YAML type it does not know)
+        return
+    cachefiles.write("packs", f"{key}.json", payload)

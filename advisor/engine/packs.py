@@ -64,7 +64,7 @@ def check_pack(path: Path, registry: Registry | None = None) -> tuple[RulePack |
     if path.is_dir() and not (path / "pack.yaml").is_file():
         raise RulePackError("a pack folder needs a pack.yaml (pack: NAME, version: X.Y.Z)", path=path)
     registry = registry or Registry()
-    return packcache.cached(path, registry.schema_digest(), lambda: _read_pack(path, registry))
+    return packcache.cached(path, registry.schema_digest(), registry.fields, lambda: _read_pack(path, registry))
 
 
 def pack_command(path: Path) -> str:
@@ -215,7 +215,7 @@ def _inline_advice(rule_nodes: list[tuple[Path, Any]], checker: Checker) -> dict
         if isinstance(page, dict) and "title" not in page and isinstance(node.get("title"), dict):
             page = {"title": node["title"], **page}
         try:
-            validate_page(page, Path(where))
+            validate_page(page, Path(where), render=True)
             _check_advice_values(page, emitted_values(emit))
         except KnowledgeError as exc:
             line = _line_of_field(node["advice"], exc.field) or node.where("advice")[0]

@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.exceptions import TemplateSyntaxError
 
-from ..templating import template_problem
+from ..templating import render_problem, template_problem
 from ..text import suggest
 from ..yamlfile import LineDict
 from .conditions import PatternCompiler
@@ -169,9 +169,11 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
         checker.add(f"'emit.subject' must name a pattern ({', '.join(aliases)}){suggest(str(subject), aliases)}",
                     emit, "subject")
     confidence = emit.get("confidence", 1.0)
+    sample = sample_context(patterns, fields, params)
     if isinstance(confidence, str) and "{{" in confidence:   # a template: its number (empty: no finding)
         problem = (template_problem(template_env, confidence)
-                   or template_fields(confidence, patterns, fields, params, used))
+                   or template_fields(confidence, patterns, fields, params, used)
+                   or render_problem(template_env, confidence, sample))
         if problem:
             checker.add(f"'emit.confidence': {problem}", emit, "confidence")
     elif isinstance(confidence, str):
@@ -188,7 +190,8 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
             checker.add("'emit.op' is '$pattern.field' naming the op, e.g. $m.output_op", emit, "op")
     evidence = texts(emit.get("evidence"))
     for lang, text in evidence.items():
-        problem = template_problem(template_env, text) or template_fields(text, patterns, fields, params, used)
+        problem = (template_problem(template_env, text) or template_fields(text, patterns, fields, params, used)
+                   or render_problem(template_env, text, sample))
         if problem:
             where = emit["evidence"]
             checker.add(f"evidence.{lang}: {problem}", where if isinstance(where, LineDict) else emit,
@@ -204,6 +207,21 @@ def _emit(emit: Any, node: LineDict, aliases: list[str], patterns: dict[str, str
             checker.add(f"'emit.values': unknown field '{value}'{suggest(name, known)}", emit, "values")
     return Emit(kind=str(kind), subject=subject, op=op_ref, confidence=confidence, evidence=evidence,
                 values=values)
+
+
+#: What a sample fact holds in each field, by the field's type: rendering a template once with these
+#: finds what fails in every run (the bools are true, so conditional branches are rendered too).
+SAMPLE_VALUES = {"number": 2, "string": "sample", "bool": True}
+
+
+def sample_context(patterns: dict[str, str], fields: Fields, params: dict[str, Any]) -> dict[str, Any]:
+    """The context an evidence template renders with, sample facts in place of matched ones."""
+    context: dict[str, Any] = {"params": dict(params)}
+    for alias, kind in patterns.items():
+        known = fields.get(kind, {})
+        context[alias] = {"fact": kind, "id": f"{kind}:sample",
+                          **{name: SAMPLE_VALUES.get(spec[0], "sample") for name, spec in known.items()}}
+    return context
 
 
 def template_fields(text: str, patterns: dict[str, str], fields: Fields, params: dict[str, Any],

@@ -3,14 +3,18 @@ advice pages and its settings, and the problems validation reports (file, line, 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Undefined
+
 from ..errors import RulePackError
 from ..facts.schema import FACT_FIELDS
+from ..inputfiles import listed
 from ..templating import BoundedEnvironment
 from ..yamlfile import LineDict
 from .conditions import MAX_ALTERNATIVES, Guard, PatternCompiler
@@ -27,7 +31,23 @@ ALIAS = re.compile(r"^[a-z][a-z0-9_]*$")
 KIND = re.compile(r"^[a-z][a-z0-9_]*$")
 FIELD_REF = re.compile(r"^\$([a-z][a-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
 
+
+
+def _num(value: Any, digits: int = 6) -> str:
+    """Jinja filter for evidence: numbers with ``digits`` significant digits, 'n/a' when missing."""
+    if value is None or isinstance(value, Undefined):
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, float) and (math.isinf(value) or abs(value) >= 1e300):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}g}"
+
+
+# Evidence and confidence templates: the whole environment here, where packs are checked (validation
+# renders them once with sample facts) and run (engine/runner.py).
 template_env = BoundedEnvironment(autoescape=False)
+template_env.filters["num"] = _num
 
 
 @dataclass
@@ -149,7 +169,7 @@ def pack_files(path: Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     meta_path = path / "pack.yaml"
-    return [meta_path, *sorted(p for p in path.rglob("*.yaml") if p != meta_path)]
+    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
 
 
 def line_of(node: Any, key: str | None = None) -> int | None:

@@ -30,7 +30,7 @@ from typing import Any
 import durable_rules_engine
 import numpy as np
 from durable import engine as durable_engine
-from jinja2 import Template, Undefined
+from jinja2 import Template
 
 from ..cjk import tidy
 from ..diagnosis import Finding
@@ -171,20 +171,6 @@ class EngineResult:
     def every_explanation(self) -> list[tuple[str, str, str]]:
         """``explanations`` and the pairs of ``groups``, listed: for tests and small results only."""
         return [*self.explanations, *(pair for group in self.groups for pair in group.pairs())]
-
-
-def _num(value: Any, digits: int = 6) -> str:
-    """Jinja filter for evidence: numbers with ``digits`` significant digits, 'n/a' when missing."""
-    if value is None or isinstance(value, Undefined):
-        return "n/a"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, float) and (math.isinf(value) or abs(value) >= 1e300):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}g}"
-
-
-template_env.filters["num"] = _num
 
 
 @functools.lru_cache(maxsize=4096)

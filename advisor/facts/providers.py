@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EngineError
 from ..ingest.table import ComparisonTable
+from ..plugins import guarded
 from .builder import clean_fact
 
 if TYPE_CHECKING:
@@ -48,11 +49,11 @@ def load_providers(registry: Registry) -> tuple[list[LoadedProvider], list[str]]
     warnings: list[str] = []
     for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         dist = f"{entry.dist.name} {entry.dist.version}" if entry.dist else "unknown distribution"
-        try:
-            provider = entry.load()
-            _register(registry, entry.name, provider)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
-            warnings.append(f"fact provider '{entry.name}' ({dist}) skipped: {type(exc).__name__}: {exc}")
+        provider, error = guarded(entry.load)
+        if error is None:
+            _, error = guarded(lambda provider=provider, entry=entry: _register(registry, entry.name, provider))
+        if error is not None:
+            warnings.append(f"fact provider '{entry.name}' ({dist}) skipped: {error}")
             continue
         providers.append(LoadedProvider(entry.name, dist, provider))
     return providers, warnings

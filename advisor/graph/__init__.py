@@ -26,6 +26,7 @@ from advisor.errors import InputFormatError
 from advisor.graph import ge_text, om_json, onnx_text
 from advisor.graph.fusion_result import FusionReport, PassCount, fusion_report, is_fusion_result
 from advisor.graph.model import Edge, Graph, InitializerStats, Node, TensorDesc, gc_paused
+from advisor.inputfiles import open_input, read_input_text
 from advisor.nesting import loads_json
 
 __all__ = ["FORMATS", "Edge", "FusionReport", "Graph", "InitializerStats", "Node", "PassCount", "TensorDesc",
@@ -78,11 +79,11 @@ def detect_format(path: str | Path) -> str:
 
 def _load(path: Path) -> tuple[str, Any, str | None]:
     """(format, parsed document or None for binary ONNX, text or None)."""
+    if path.is_dir():
+        raise InputFormatError("is a directory, expected a graph file", path=path)
     try:
-        with path.open("rb") as handle:
+        with open_input(path) as handle:
             head = handle.read(SNIFF_BYTES)
-    except IsADirectoryError:
-        raise InputFormatError("is a directory, expected a graph file", path=path) from None
     except OSError as exc:
         raise InputFormatError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
     if not head.strip():
@@ -93,7 +94,7 @@ def _load(path: Path) -> tuple[str, Any, str | None]:
         if path.suffix.lower() == ".om":
             raise InputFormatError(f"a binary OM model cannot be read directly: {_OM_HINT}", path=path)
         return "onnx", None, None
-    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    text = read_input_text(path, encoding="utf-8-sig", errors="replace", what="graph")
     if text.lstrip()[:1] in ("{", "["):
         return _classify_json(path, text)
     document = ge_text.parse_document(path, text)

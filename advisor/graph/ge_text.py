@@ -14,6 +14,7 @@ from advisor.errors import InputFormatError
 from advisor.graph import ge_ops, ge_scan, onnx_text
 from advisor.graph.model import Graph, gc_paused
 from advisor.graph.protobuf_text import ProtobufTextError, one, parse
+from advisor.inputfiles import read_input_text
 
 _ONNX_MODEL_FIELDS = ("ir_version", "producer_name", "opset_import", "model_version", "domain")
 
@@ -68,7 +69,7 @@ def from_document(document: dict[str, Any], path: Path, text: str, kind: str) ->
 def read_ge_text(path: str | Path, text: str | None = None) -> Graph:
     path = Path(path)
     if text is None:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        text = read_input_text(path, encoding="utf-8-sig", errors="replace", what="graph")
     with gc_paused():
         document = parse_document(path, text)
         return from_document(document, path, text, require_kind(document, path))

@@ -13,6 +13,7 @@ from typing import Any
 from advisor.errors import InputFormatError
 from advisor.graph import ge_ops
 from advisor.graph.model import Graph, gc_paused
+from advisor.inputfiles import read_input_text
 from advisor.nesting import loads_json
 
 
@@ -32,7 +33,7 @@ def from_document(document: dict[str, Any], path: Path) -> Graph:
 
 def read_om_json(path: str | Path) -> Graph:
     path = Path(path)
-    document = loads_json(path.read_text(encoding="utf-8-sig"), path, InputFormatError)
+    document = loads_json(read_input_text(path, encoding="utf-8-sig", what="graph"), path, InputFormatError)
     if not is_om_json(document):
         raise InputFormatError("not an OM model JSON: expected {attr, graph: [{name, op: [...]}], name}", path=path)
     with gc_paused():

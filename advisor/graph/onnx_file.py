@@ -14,8 +14,10 @@ import numpy as np
 
 from advisor.errors import InputFormatError
 from advisor.graph.model import Graph, InitializerStats, TensorDesc
+from advisor.graph.onnx_external import is_external, load_external
 from advisor.graph.onnx_nodes import NodeRecord, assemble, elem_dtype
 from advisor.graph.weights import channel_axes, weight_stats
+from advisor.inputfiles import read_input
 
 MAX_TENSOR_ATTRIBUTE = 4096  # elements: a larger tensor attribute is kept as {dims, dtype} only
 MAX_SHAPE_INFERENCE_BYTES = 256 << 20  # shape inference copies the model: skip it for big ones
@@ -29,21 +31,22 @@ def import_onnx() -> Any:
     return onnx
 
 
+def load_model(onnx: Any, path: Path) -> Any:
+    """The model's protobuf, read through advisor's file-opening path; external data not loaded."""
+    data = read_input(path, what="model")
+    try:
+        return onnx.load_model_from_string(data)
+    except Exception as exc:  # onnx raises DecodeError, ValueError... depending on the damage
+        raise InputFormatError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", path=path) from None
+
+
 def read_onnx(path: Path) -> Graph:
     onnx = import_onnx()
     warnings: list[str] = []
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # onnx raises DecodeError, ValueError... depending on the damage
-        raise InputFormatError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", path=path) from None
+    model = load_model(onnx, path)
     if not model.ir_version or not model.HasField("graph"):  # protobuf parses much binary junk "successfully"
         raise InputFormatError("binary, but not an ONNX model (no ir_version or graph)", path=path)
-    try:
-        from onnx.external_data_helper import load_external_data_for_model, uses_external_data
-        if any(uses_external_data(t) for t in model.graph.initializer):
-            load_external_data_for_model(model, str(path.parent))
-    except (OSError, ValueError) as exc:
-        warnings.append(f"external weight data not loaded, weights have no statistics ({exc})")
+    warnings += load_external(list(model.graph.initializer), path)
     graph = model.graph
     reader = _Reader(onnx)
     reader.walk(graph, graph_name=graph.name, parent=None)
@@ -107,7 +110,7 @@ class _Reader:
 
     def tensor(self, tensor: Any) -> Any:
         dims = list(tensor.dims)
-        if int(np.prod(dims, dtype=np.int64)) <= MAX_TENSOR_ATTRIBUTE:
+        if int(np.prod(dims, dtype=np.int64)) <= MAX_TENSOR_ATTRIBUTE and not is_external(tensor):
             try:
                 return self.onnx.numpy_helper.to_array(tensor).tolist()
             except Exception:  # external or malformed data: describe it instead
@@ -144,6 +147,8 @@ def _initializers(onnx: Any, graph: Any, nodes: list, warnings: list[str]) -> di
     failed = []
     for init in graph.initializer:
         try:
+            if is_external(init):        # its file is missing: to_array would look in the current folder
+                raise ValueError("external data not loaded")
             array = onnx.numpy_helper.to_array(init)
         except Exception:  # missing external file, truncated raw_data
             failed.append(init.name)
@@ -160,20 +165,13 @@ def read_onnx_weights(path: Path, names: set[str]) -> dict[str, np.ndarray]:
     """The arrays of the initializers named ``names`` (those present and decodable). The graph keeps
     only statistics of its weights; evidence that re-quantises a layer needs the values."""
     onnx = import_onnx()
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # as in read_onnx
-        raise InputFormatError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", path=path) from None
+    model = load_model(onnx, path)
     wanted = [init for init in model.graph.initializer if init.name in names]
-    try:
-        from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
-        for init in wanted:
-            if uses_external_data(init):
-                load_external_data_for_tensor(init, str(path.parent))
-    except (OSError, ValueError):
-        pass  # those weights stay undecodable below
+    load_external(wanted, path)                   # weights whose file is missing stay undecodable below
     arrays = {}
     for init in wanted:
+        if is_external(init):
+            continue
         try:
             arrays[init.name] = onnx.numpy_helper.to_array(init)
         except Exception:

@@ -31,6 +31,7 @@ from advisor.ingest.generic_csv import GenericCsvReader, load_mapping
 from advisor.ingest.msprobe_dump import DumpPairEntry, read_dump_pair
 from advisor.ingest.msprobe_sheets import read_first_diff_json, read_xlsx
 from advisor.ingest.table import ComparisonTable
+from advisor.inputfiles import open_input
 
 __all__ = ["ComparisonTable", "Reader", "detect_format", "known_formats", "load_mapping", "read_comparison",
            "read_dump_pair", "register_reader"]
@@ -102,7 +103,7 @@ def _read_head(path: Path) -> tuple[bytes, int]:
     if path.is_dir():
         raise InputFormatError("is a directory, expected a comparison CSV file", path=path)
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             head = handle.read(SNIFF_BYTES)
             size = handle.seek(0, 2)
     except OSError as err:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from ..inputfiles import MAX_SETTINGS_BYTES, read_input_text
 from ..text import suggest
 from .quant_config import QuantConfig, config_flag, read_quant_config
 
@@ -212,10 +213,7 @@ def read_aipp(path: Path) -> dict[str, Any]:
     """The first ``aipp_op { key: value ... }`` block of an AIPP config file."""
     settings: dict[str, Any] = {"_file": str(path)}
     depth = 0
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"cannot read the AIPP config ({exc})", path=path) from None
+    lines = read_input_text(path, max_bytes=MAX_SETTINGS_BYTES, what="AIPP config").splitlines()
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()
         if not text:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import InputFormatError
 from ..graph.protobuf_text import ProtobufTextError, many, one, parse
-from ..inputfiles import check_input
+from ..inputfiles import read_input
 from ..nesting import loads_json
 from ..yamlfile import load_yaml
 
@@ -54,20 +54,12 @@ def read_calibration_table(path: str | Path) -> CalibrationTable:
 
 
 def _text(path: Path) -> str:
-    check_input(path, InputFormatError)
+    data = read_input(path, max_bytes=MAX_BYTES, what="calibration table")
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise InputFormatError(f"larger than {MAX_BYTES >> 20} MiB: not a calibration table", path=path)
-        return path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputFormatError("calibration table not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFormatError("is a folder, expected a calibration table", path=path) from None
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputFormatError("not UTF-8 text (a binary calibration table: give its JSON or text form)",
                                path=path) from None
-    except OSError as exc:
-        raise InputFormatError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
 def _pair(low: Any, high: Any, path: Path, field: str) -> tuple[float, float]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFormatError
+from ..inputfiles import MAX_SETTINGS_BYTES, read_input_text
 from ..nesting import loads_json
 from ..yamlfile import parse_yaml
 
@@ -15,10 +16,7 @@ from ..yamlfile import parse_yaml
 def read_build_config(path: Path) -> dict[str, Any]:
     """The config file as a mapping (JSON, else YAML); InputFormatError names what is wrong."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"cannot read the build config ({exc})", path=path) from None
+    text = read_input_text(path, max_bytes=MAX_SETTINGS_BYTES, what="build config")
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         data = loads_json(text, path, InputFormatError)
     else:

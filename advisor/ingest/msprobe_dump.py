@@ -46,6 +46,8 @@ from advisor.ingest.call_matching import CallPair, pair_calls
 from advisor.ingest.derived_metrics import STAT_PAIRS, relative_differences
 from advisor.ingest.msprobe_names import IO_WORDS, split_call_names, split_tensor_names
 from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
+from advisor.inputfiles import read_input
+from advisor.nesting import loads_json
 
 FORMAT = "msprobe-dump"
 STATS = ("max", "min", "mean", "norm")
@@ -113,10 +115,7 @@ def _read_text(path: Path) -> str:
         raise InputFormatError("file not found", path=path)
     if path.is_dir():
         raise InputFormatError("is a directory, expected an msprobe dump.json file", path=path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise InputFormatError(f"cannot read the file: {err.strerror or err}", path=path) from None
+    data = read_input(path, what="dump.json")
     if data[:1] == b"\x80":
         raise InputFormatError("a binary pickle: advisor never unpickles files; "
                                "re-dump with msprobe to get dump.json", path=path)
@@ -127,11 +126,7 @@ def _read_text(path: Path) -> str:
 
 
 def _load_dump_json(path: Path, text: str) -> Dump:
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputFormatError(f"not valid JSON: {err.msg}", path=path, line=err.lineno,
-                               column=err.colno) from None
+    document = loads_json(text, path, InputFormatError)
     data = document.get("data") if isinstance(document, dict) else None
     if not isinstance(data, dict):
         raise InputFormatError("no 'data' object: not an msprobe dump.json", path=path, field="data")
@@ -251,9 +246,9 @@ def _load_pkl_text(path: Path, text: str) -> Dump:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = loads_json(line, path, InputFormatError)
             name, dtype, shape, stats = item[0], item[3], item[4], list(item[5])
-        except (json.JSONDecodeError, IndexError, TypeError, KeyError):
+        except (InputFormatError, IndexError, TypeError, KeyError):
             raise InputFormatError("expected a JSON array [name, stack_id, [], dtype, shape, [max, min, mean]]",
                                    path=path, line=number) from None
         try:

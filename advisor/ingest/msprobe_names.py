@@ -43,10 +43,13 @@ PARAMETER_GRAD = r"^(?P<call>.+)\.(?P<io>parameters_grad)(?:\.(?P<arg>.+))?$"
 OLD_TENSOR = rf"^(?P<call>.+[._]{_DIRECTION})[._](?P<io>input|output)(?:\.(?P<arg>.+))?$"
 TENSOR_PATTERNS = tuple(re.compile(p) for p in (CURRENT_TENSOR, PARAMETER_GRAD, OLD_TENSOR))
 
-API_CALL = re.compile(rf"^(?P<api>.+?)(?P<sep>[._])(?P<counter>\d+)[._](?P<direction>{_DIRECTION})$")
+# A counter or an index is a number of at most 18 digits (an int64): a name with more is not one msprobe
+# writes, and Python refuses to read a number of over 4,300 digits (ValueError, exit 3).
+_NUMBER = r"\d{1,18}"
+API_CALL = re.compile(rf"^(?P<api>.+?)(?P<sep>[._])(?P<counter>{_NUMBER})[._](?P<direction>{_DIRECTION})$")
 MODULE_CALL = re.compile(rf"^(?P<kind>Module|Cell)\.(?:(?P<path>.+)\.)?(?P<cls>[^.]+)\.(?P<direction>"
-                         rf"{_DIRECTION})\.(?P<counter>\d+)$")
-LEADING_INDEX = re.compile(r"\d+(?=\.|$)")
+                         rf"{_DIRECTION})\.(?P<counter>{_NUMBER})$")
+LEADING_INDEX = re.compile(rf"{_NUMBER}(?=\.|$)")
 MODULE_OWNER = re.compile(r"^(?P<kind>Module|Cell)\.(?:(?P<path>.+)\.)?(?P<cls>[^.]+)$")  # of parameters_grad
 
 

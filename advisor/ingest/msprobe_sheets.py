@@ -16,18 +16,21 @@ Both hold the same table as the compare CSV, so both end in the msprobe reader's
 from __future__ import annotations
 
 import json
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.io.parsers import TextParser
 
 from advisor.errors import InputFormatError
 from advisor.ingest.csv_cells import check_column_count, header_names
 from advisor.ingest.msprobe_csv import READERS, MsprobeReader
 from advisor.ingest.table import ComparisonTable
+from advisor.ingest.xlsx import read_first_sheet
+from advisor.inputfiles import read_input_text
+from advisor.nesting import loads_json
 
 # A workbook or JSON of this size is already far beyond any compare result msprobe writes as one
 # file; reading one means holding all of it in memory.
@@ -35,14 +38,9 @@ MAX_BYTES = 512 * 2**20
 
 
 def read_xlsx(path: Path, format_name: str | None) -> ComparisonTable:
-    _check_size(path)
-    try:
-        sheet = pd.read_excel(path, sheet_name=0, header=None, dtype=str, engine="openpyxl")
-    except ImportError:
-        raise InputFormatError("reading .xlsx needs the openpyxl package (pip install openpyxl)",
-                               path=path) from None
-    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as err:
-        raise InputFormatError(f"not a readable Excel workbook: {str(err)[:200]}", path=path) from None
+    rows = read_first_sheet(path, MAX_BYTES)        # geometry and XML checked first (ingest/xlsx.py)
+    # The cells to text as pandas' read_excel turns them (its NA words, every cell as str).
+    sheet = TextParser(rows, header=None, dtype=str, skip_blank_lines=False).read() if rows else pd.DataFrame()
     if sheet.empty:
         raise InputFormatError("the workbook's first sheet is empty", path=path)
     fields = ["" if pd.isna(v) else str(v).strip() for v in sheet.iloc[0]]
@@ -59,11 +57,8 @@ def read_xlsx(path: Path, format_name: str | None) -> ComparisonTable:
 
 def read_first_diff_json(path: Path, format_name: str | None) -> ComparisonTable:
     _check_size(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise InputFormatError(f"not readable JSON: {str(err)[:200]}", path=path) from None
+    document = loads_json(read_input_text(path, max_bytes=MAX_BYTES, what="first-difference JSON"), path,
+                          InputFormatError)
     if not isinstance(document, dict):
         raise InputFormatError("expected msprobe's first-difference JSON: {call: {is_same, op_items}}", path=path)
     rows: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InputFormatError, UsageError
 from ..filekind import FileKind, sniff
 from ..ingest.table import METRIC_COLUMNS, STAT_DIFF_COLUMNS
+from ..inputfiles import open_input
 from ..tensors.dump_names import safe_name
 from ..tensors.inventory import DumpFile, comparison_format, scan_folder
 from .tensor_text import read_text
@@ -156,7 +157,8 @@ def load_array(path: Path) -> np.ndarray:
     if not kind.is_a("npy"):
         raise not_a_tensor(path, kind)
     try:
-        array = np.load(path, allow_pickle=False)
+        with open_input(path) as handle:
+            array = np.load(handle, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise InputFormatError(f"a damaged .npy file ({exc})", path=path) from None
     if not isinstance(array, np.ndarray) or array.dtype.hasobject:

@@ -4,12 +4,14 @@ its shape and dtype, so ``advisor tensor`` and ``advisor diff`` read it back."""
 from __future__ import annotations
 
 import ast
+import io
 import re
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputFormatError
+from ..inputfiles import open_input
 
 HEADER = "# advisor tensor"
 
@@ -32,7 +34,7 @@ _HEADER = re.compile(r"^# advisor tensor shape=(?P<shape>\[[0-9, ]*\]) dtype=(?P
 def read_text(path: Path) -> np.ndarray:
     """A tensor written by :func:`write_text`."""
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
+    with io.TextIOWrapper(open_input(path), encoding="utf-8") as handle:
         first = handle.readline()
         match = _HEADER.match(first)
         if not match:

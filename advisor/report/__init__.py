@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..diagnosis import Diagnosis
 from ..errors import UsageError, write_failure
+from ..ownfiles import CLOEXEC, DIRECTORY, collect_temps, create_at, temp_name
 from .model import SCHEMA, ReportView
 from .outset import publish
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
@@ -88,28 +88,35 @@ def _write_all(outdir: Path, files: list[tuple[str, str]]) -> list[Path]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the output folder: {exc.strerror or exc}", path=outdir) from None
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[int, str, Path]] = []          # (folder descriptor, temporary name, final path)
     created: list[Path] = []
     try:
         for filename, text in files:
             final = _inside(outdir, filename)
             created += _make_folders(outdir, final.parent)
-            staged.append((_stage(final, text), final))
-        for temp, final in staged:
-            os.replace(temp, final)
+            folder = os.open(final.parent, os.O_RDONLY | DIRECTORY | CLOEXEC)
+            staged.append((folder, temp_name(final.name), final))
+            collect_temps(folder, {final.name})
+            create_at(folder, staged[-1][1], text.encode("utf-8"))
+        for folder, temp, final in staged:
+            os.replace(temp, final.name, src_dir_fd=folder, dst_dir_fd=folder)
     except OSError as exc:
         _discard(staged, created)
         raise write_failure("the reports", exc, outdir) from None
     except BaseException:
         _discard(staged, created)
         raise
-    return [final for _, final in staged]
+    finally:
+        for folder, _, _ in staged:
+            os.close(folder)
+    return [final for _, _, final in staged]
 
 
-def _discard(staged: list[tuple[Path, Path]], created: list[Path]) -> None:
+def _discard(staged: list[tuple[int, str, Path]], created: list[Path]) -> None:
     """Remove what a failed write staged, then the folders made for it (they are empty again)."""
-    for temp, _ in staged:
-        temp.unlink(missing_ok=True)
+    for folder, temp, _ in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
     for folder in reversed(created):
         with contextlib.suppress(OSError):
             folder.rmdir()
@@ -132,18 +139,3 @@ def _make_folders(outdir: Path, folder: Path) -> list[Path]:
     for path in reversed(missing):
         path.mkdir()
     return missing[::-1]
-
-
-def _stage(final: Path, text: str) -> Path:
-    """Write ``text`` to a new hidden file beside ``final`` (created with the umask's permissions)."""
-    temp = final.parent / f".{final.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp

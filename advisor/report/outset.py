@@ -22,11 +22,22 @@ next run.
 Rules kept: a run holds ``.advisor-reports/lock`` (``flock``) while it publishes, so two runs into one
 folder do not remove each other's folders; files a user saved into ``remedy/`` (or anywhere in the
 current set) that advisor did not write are hard-linked into the new set, so they survive; nothing
-outside ``.advisor-reports/`` is removed except advisor's own links. An output folder written by an
-older advisor (real ``report.*`` files and a real ``remedy/`` folder listing its files in
-``remedy/.advisor-files``) is adopted once: its files are hard-linked into a set of their own, that set
-becomes current, and each file is replaced by its link (content unchanged at every moment; only the
-old ``remedy/`` folder is briefly absent while it becomes a link).
+outside ``.advisor-reports/`` is removed except advisor's own links and temporaries.
+
+Only what advisor made is touched. The store is opened as a folder descriptor without following a
+link, and every later step works relative to it (``dir_fd``): a store or lock that is a symbolic link
+is refused with one line (it used to delete every folder in the link's target), as is a real folder
+advisor did not make (it carries ``.advisor-store``; a store of an earlier advisor, holding nothing but
+``current``, ``lock`` and ``run-*`` sets, is taken over). A run folder's first file is its marker
+``.advisor-run``; only marked ``run-*`` folders (or empty ones: a run killed before its marker) are
+ever deleted, so a folder someone put into the store stays.
+
+An output folder written by an older advisor (real ``report.*`` files and a real ``remedy/`` folder
+listing its files in ``remedy/.advisor-files``) is adopted once: its files are hard-linked into a set of
+their own (marked ``.advisor-adopted``), that set becomes current, and each file is replaced by its
+link (content unchanged at every moment; only the old ``remedy/`` folder is briefly absent while it
+becomes a link). Every step after the swap is redone by the next run when a kill interrupts it, so a
+conversion killed anywhere is finished, never refused, by the next run.
 """
 
 from __future__ import annotations
@@ -34,50 +45,81 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ..errors import UsageError, write_failure
+from ..ownfiles import (
+    CLOEXEC,
+    NOFOLLOW,
+    TEMP,
+    create_at,
+    fsync_folder,
+    makedirs_at,
+    open_folder,
+    open_owned,
+    temp_name,
+)
+from .outset_layout import (
+    ADOPTED,
+    CURRENT,
+    LEGACY_REPORTS,
+    LOCK,
+    MARKS,
+    MAX_LIST_BYTES,
+    RUN,
+    RUN_MARK,
+    SET_LIST,
+    STORE,
+    STORE_MARK,
+    STORE_TEMP,
+    entry_is,
+    entry_stat,
+)
+from .outset_legacy import adopt
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no lock; two runs into one folder at once are up to the user
     fcntl = None  # type: ignore[assignment]
 
-STORE = ".advisor-reports"
-CURRENT = "current"
-SET_LIST = ".advisor-set.json"
-LEGACY_REMEDY_LIST = "remedy/.advisor-files"
-_LEGACY_REPORTS = ("report.html", "report.md", "report.json", "report.txt")
-_TEMP = re.compile(r"^\.(.+)\.[0-9a-f]{8}\.tmp$")     # how advisor names a file or link before it is in place
 
 
 def publish(outdir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
-    """Write ``(relative path, text or bytes)`` as OUTDIR's new report set and make it current; returns the
-    paths as a reader opens them (``OUTDIR/<relative path>``), in the order given."""
+    """Write ``(relative path, text or bytes)`` as OUTDIR's new report set and make it current; returns
+    the paths as a reader opens them (``OUTDIR/<relative path>``), in the order given."""
     names = [_relative(name) for name, _ in files]
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the output folder: {exc.strerror or exc}", path=outdir) from None
-    store = outdir / STORE
     try:
-        store.mkdir(exist_ok=True)
-        with _locked(store):
-            _collect_leftovers(outdir, store)
-            _adopt_legacy(outdir, store)
-            run = _write_set(store, names, [text for _, text in files], _current_set(store))
+        with _Store.open(outdir) as store, store.locked():
+            store.collect()
+            store.adopt_legacy()
+            run = store.write_set(names, [text if isinstance(text, bytes) else text.encode("utf-8")
+                                          for _, text in files])
             try:
-                _link_tops(outdir, {p.name for p in run.iterdir() if p.name != SET_LIST})
-                _swap(store, run.name)
+                store.link_tops(store.tops(run))
+                store.swap(run)
             finally:
-                _collect_leftovers(outdir, store)         # on failure: the new folder and its new links
+                store.collect()                  # on failure: the new folder and its new links
     except OSError as exc:
         raise write_failure("the reports", exc, outdir) from None
     return [outdir.joinpath(*n.parts) for n in names]
+
+
+def collect(outdir: Path) -> None:
+    """Remove what killed runs left in OUTDIR's store (a batch job that is not published again, being
+    unchanged, still has its leftovers collected); nothing when OUTDIR has no store of advisor's."""
+    try:
+        with _Store.open(outdir, create=False) as store, store.locked():
+            store.collect()
+    except (OSError, UsageError):
+        pass
 
 
 def _relative(name: str) -> PurePosixPath:
@@ -87,175 +129,259 @@ def _relative(name: str) -> PurePosixPath:
     return relative
 
 
-@contextlib.contextmanager
-def _locked(store: Path) -> Iterator[None]:
-    fd = os.open(store / "lock", os.O_RDWR | os.O_CREAT, 0o666)
+def _readlink(name: str, dir_fd: int) -> str | None:
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _current_target(store: Path) -> str | None:
-    try:
-        target = os.readlink(store / CURRENT)
+        return os.readlink(name, dir_fd=dir_fd)
     except OSError:
         return None
-    return target if "/" not in target and target.startswith("run-") else None
 
 
-def _current_set(store: Path) -> tuple[Path, set[str]] | None:
-    """The current run folder and the files advisor wrote into it (from its list)."""
-    target = _current_target(store)
-    if target is None or not (store / target).is_dir():
-        return None
-    try:
-        listed = json.loads((store / target / SET_LIST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        listed = []
-    return store / target, {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
+class _Store:
+    """OUTDIR (``out``) and its store (``fd``) as folder descriptors; every step works relative to them."""
 
+    def __init__(self, outdir: Path, out: int, fd: int) -> None:
+        self.outdir, self.out, self.fd = outdir, out, fd
+        self.path = outdir / STORE
 
-def _write_set(store: Path, names: list[PurePosixPath], texts: list[str | bytes],
-               previous: tuple[Path, set[str]] | None) -> Path:
-    """A new ``run-<token>`` folder holding every file (fsync'ed), the user's files from the current
-    set (hard links), and the list of what advisor wrote; a failure removes it again."""
-    run = store / f"run-{secrets.token_hex(6)}"
-    run.mkdir()
-    try:
-        for name, text in zip(names, texts, strict=True):
-            _write_file(run.joinpath(*name.parts), text)
-        if previous is not None:
-            _keep_user_files(previous[0], previous[1], run, {n.as_posix() for n in names})
-        _write_file(run / SET_LIST, json.dumps(sorted(n.as_posix() for n in names), indent=1) + "\n")
-        _fsync_dir(run)
-    except BaseException:
-        shutil.rmtree(run, ignore_errors=True)
-        raise
-    return run
-
-
-def _write_file(path: Path, text: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _keep_user_files(old: Path, listed: set[str], run: Path, ours: set[str]) -> None:
-    """Hard-link into the new set every file of the old one that advisor did not write."""
-    for path in sorted(old.rglob("*")):
-        relative = path.relative_to(old).as_posix()
-        if path.is_symlink() or not path.is_file() or relative in listed or relative == SET_LIST:
-            continue
-        if relative in ours or _TEMP.match(path.name):
-            continue                                     # advisor writes that name now / a killed run's file
-        target = run / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, outdir: Path, create: bool = True) -> Iterator[_Store]:
+        out = os.open(outdir, os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)      # OUTDIR itself is the user's choice
         try:
-            os.link(path, target)
+            made = False
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(STORE, 0o777, dir_fd=out)
+                    made = True
+            fd = open_folder(STORE, out, shown=outdir / STORE, what="report sets")
+            try:
+                store = cls(outdir, out, fd)
+                if made:
+                    store._mark()
+                else:
+                    store._check_ours()
+                yield store
+            finally:
+                os.close(fd)
+        finally:
+            os.close(out)
+
+    def _check_ours(self) -> None:
+        """A store advisor made (its marker), or an earlier advisor's (only its own names): else refused."""
+        if entry_is(STORE_MARK, self.fd, stat.S_IFREG):
+            return
+        names = os.listdir(self.fd)
+        foreign = [n for n in names if not self._earlier_advisors(n)]
+        if foreign:
+            raise UsageError(f"is a folder advisor did not make (it holds '{sorted(foreign)[0][:80]}'): advisor "
+                             "keeps its report sets in a folder of its own; move this one away or choose another -o",
+                             path=self.path)
+        self._mark()
+
+    def _mark(self) -> None:
+        """The store's marker (a run started at the same moment may have written it first: same content)."""
+        with contextlib.suppress(FileExistsError):
+            create_at(self.fd, STORE_MARK, b"advisor report store\n")
+
+    def _earlier_advisors(self, name: str) -> bool:
+        if name == CURRENT:
+            return entry_is(name, self.fd, stat.S_IFLNK)
+        if name == LOCK:
+            return entry_is(name, self.fd, stat.S_IFREG)
+        if RUN.match(name):
+            return entry_is(name, self.fd, stat.S_IFDIR)
+        return bool(STORE_TEMP.match(name)) or name.startswith("legacy-remedy.")
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        fd = open_owned(Path(LOCK), os.O_RDWR | os.O_CREAT, "report store lock", dir_fd=self.fd,
+                        shown=self.path / LOCK)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    # -- what is there -------------------------------------------------------------------------
+
+    def current(self) -> str | None:
+        target = _readlink(CURRENT, self.fd)
+        return target if target is not None and RUN.match(target) else None
+
+    def _marked(self, name: str) -> bool:
+        """A run folder advisor made: it holds one of advisor's marks (an earlier advisor's sets hold
+        only their list)."""
+        try:
+            fd = open_folder(name, self.fd)
+        except (OSError, UsageError):
+            return False
+        try:
+            return any(entry_is(mark, fd, stat.S_IFREG) for mark in MARKS)
+        finally:
+            os.close(fd)
+
+    def remove_run(self, name: str) -> None:
+        """Delete a run folder advisor made, its marks last: killed half-way, it is still marked, and
+        the next run finishes the job."""
+        fd = open_folder(name, self.fd)
+        try:
+            for entry in os.listdir(fd):
+                if entry not in MARKS:
+                    if entry_is(entry, fd, stat.S_IFDIR):
+                        shutil.rmtree(entry, dir_fd=fd)
+                    else:
+                        os.unlink(entry, dir_fd=fd)
+            for mark in (ADOPTED, SET_LIST, RUN_MARK):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(mark, dir_fd=fd)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=self.fd)
+
+    def _listed(self, run: str) -> set[str]:
+        """The files advisor wrote into ``run`` (from its list)."""
+        try:
+            fd = os.open(f"{run}/{SET_LIST}", os.O_RDONLY | NOFOLLOW | CLOEXEC, dir_fd=self.fd)
+            with os.fdopen(fd, "rb") as handle:
+                listed = json.loads(handle.read(MAX_LIST_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return set()
+        return {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
+
+    def tops(self, run: str) -> set[str]:
+        fd = open_folder(run, self.fd)
+        try:
+            return {n for n in os.listdir(fd) if n not in MARKS}
+        finally:
+            os.close(fd)
+
+    # -- collecting ------------------------------------------------------------------------------
+
+    def collect(self) -> None:
+        """Remove what earlier (possibly killed) runs left: marked run folders that are not current (and
+        empty ones), ``*.tmp`` names in the store, and in OUTDIR advisor's temporaries and its top-level
+        links that point at a file the current set does not have."""
+        current = self.current()
+        for entry in os.listdir(self.fd):
+            if entry == current or not (RUN.match(entry) or STORE_TEMP.match(entry)):
+                continue
+            if entry_is(entry, self.fd, stat.S_IFDIR):
+                if self._marked(entry):
+                    self.remove_run(entry)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(entry, dir_fd=self.fd)      # a run killed before its marker: empty
+            elif STORE_TEMP.match(entry):
+                os.unlink(entry, dir_fd=self.fd)
+        for entry in os.listdir(self.out):
+            temp = TEMP.match(entry)
+            ours = f"{STORE}/{CURRENT}/{temp.group(1) if temp else entry}"
+            if temp and (_readlink(entry, self.out) == ours
+                         or temp.group(1) in LEGACY_REPORTS and entry_is(entry, self.out, stat.S_IFREG)):
+                os.unlink(entry, dir_fd=self.out)         # a killed run's staged link (or older file)
+            elif not temp and _readlink(entry, self.out) == ours and not self._exists(entry):
+                os.unlink(entry, dir_fd=self.out)         # dangling: the current set has no such file
+
+    def _exists(self, name: str) -> bool:
+        try:
+            os.stat(name, dir_fd=self.out)
         except OSError:
-            shutil.copy2(path, target)
+            return False
+        return True
 
+    # -- writing -------------------------------------------------------------------------------
 
-def _link_tops(outdir: Path, tops: set[str]) -> None:
-    """``OUTDIR/<top> -> .advisor-reports/current/<top>`` for every top-level name of the new set."""
-    for top in sorted(tops):
-        link, target = outdir / top, f"{STORE}/{CURRENT}/{top}"
-        if link.is_symlink() and os.readlink(link) == target:
-            continue
-        if link.exists() and not link.is_symlink() and link.is_dir():
-            raise UsageError(f"'{top}' is a folder advisor did not write: move it away", path=outdir)
-        _replace_with_link(link, target)
+    def new_run(self) -> tuple[str, int]:
+        """A new run folder, its marker written first; (name, descriptor)."""
+        name = f"run-{secrets.token_hex(6)}"
+        os.mkdir(name, 0o777, dir_fd=self.fd)
+        fd = open_folder(name, self.fd)
+        try:
+            create_at(fd, RUN_MARK, b"")
+        except BaseException:
+            os.close(fd)
+            raise
+        return name, fd
 
-
-def _replace_with_link(link: Path, target: str) -> None:
-    temp = link.parent / f".{link.name}.{secrets.token_hex(4)}.tmp"
-    os.symlink(target, temp)
-    try:
-        os.replace(temp, link)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def _swap(store: Path, run_name: str) -> None:
-    """The commit point: ``current`` names the new run folder."""
-    temp = store / f"{CURRENT}.{secrets.token_hex(4)}.tmp"
-    os.symlink(run_name, temp)
-    os.replace(temp, store / CURRENT)
-    _fsync_dir(store)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
+    def write_set(self, names: list[PurePosixPath], texts: list[bytes]) -> str:
+        """A new run folder holding every file (fsync'ed), the user's files from the current set (hard
+        links), and the list of what advisor wrote; a failure removes it again."""
+        run, fd = self.new_run()
+        try:
+            for name, text in zip(names, texts, strict=True):
+                folder = makedirs_at(fd, name.parts[:-1])
+                try:
+                    create_at(folder, name.parts[-1], text)
+                finally:
+                    os.close(folder)
+            current = self.current()
+            if current is not None:
+                self._keep_user_files(current, fd, {n.as_posix() for n in names})
+            create_at(fd, SET_LIST, (json.dumps(sorted(n.as_posix() for n in names), indent=1) + "\n").encode())
+            fsync_folder(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                self.remove_run(run)
+            raise
         os.close(fd)
+        return run
+
+    def _keep_user_files(self, old: str, run_fd: int, ours: set[str]) -> None:
+        """Hard-link into the new set every file of the old one that advisor did not write."""
+        skip = self._listed(old) | ours
+        for root, _, files, root_fd in os.fwalk(old, dir_fd=self.fd):
+            parts = PurePosixPath(root).parts[1:]
+            for name in sorted(files):
+                relative = "/".join((*parts, name))
+                if relative in skip or (not parts and name in MARKS) or TEMP.match(name) \
+                        or not entry_is(name, root_fd, stat.S_IFREG):
+                    continue
+                folder = makedirs_at(run_fd, parts)
+                try:
+                    _link_or_copy(name, root_fd, folder)
+                finally:
+                    os.close(folder)
+
+    def link_tops(self, tops: set[str]) -> None:
+        """``OUTDIR/<top> -> .advisor-reports/current/<top>`` for every top-level name of the new set."""
+        for top in sorted(tops):
+            target = f"{STORE}/{CURRENT}/{top}"
+            found = entry_stat(top, self.out)
+            if found is None or stat.S_ISLNK(found.st_mode):
+                if _readlink(top, self.out) != target:
+                    self.replace_with_link(top, target)
+            elif stat.S_ISDIR(found.st_mode):
+                raise UsageError(f"'{top}' is a folder advisor did not write: move it away", path=self.outdir)
+            else:
+                raise UsageError(f"'{top}' is a file advisor did not write: move it away", path=self.outdir)
+
+    def replace_with_link(self, name: str, target: str) -> None:
+        temp = temp_name(name)
+        os.symlink(target, temp, dir_fd=self.out)
+        try:
+            os.replace(temp, name, src_dir_fd=self.out, dst_dir_fd=self.out)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=self.out)
+            raise
+
+    def swap(self, run: str) -> None:
+        """The commit point: ``current`` names the new run folder."""
+        temp = f"{CURRENT}.{secrets.token_hex(4)}.tmp"
+        os.symlink(run, temp, dir_fd=self.fd)
+        os.replace(temp, CURRENT, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        fsync_folder(self.fd)
+
+    def adopt_legacy(self) -> None:
+        adopt(self)
 
 
-def _collect_leftovers(outdir: Path, store: Path) -> None:
-    """Remove what earlier (possibly killed) runs left: run folders that are not current, ``*.tmp``
-    names in the store and the output folder's hidden temporary links, and top-level links of ours
-    that point at a file the current set does not have."""
-    current = _current_target(store)
-    for entry in store.iterdir():
-        if entry.name in (CURRENT, "lock") or entry.name == current:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        elif entry.name.endswith(".tmp"):
-            entry.unlink(missing_ok=True)
-    for entry in outdir.iterdir():
-        temp = _TEMP.match(entry.name)
-        if temp and (temp.group(1) in _LEGACY_REPORTS or temp.group(1) == "remedy") and not entry.is_dir():
-            entry.unlink(missing_ok=True)                # a killed run's staged file or link
-        elif entry.is_symlink() and os.readlink(entry) == f"{STORE}/{CURRENT}/{entry.name}" and not entry.exists():
-            entry.unlink(missing_ok=True)                # dangling: the current set has no such file
-
-
-def _adopt_legacy(outdir: Path, store: Path) -> None:
-    """An output folder from an older advisor (real report files, a real ``remedy/`` folder) becomes a
-    set of its own before the first swap, so the swap replaces it as a whole like any other set."""
-    if _current_target(store) is not None:
-        return
-    reports = [outdir / n for n in _LEGACY_REPORTS if (outdir / n).is_file() and not (outdir / n).is_symlink()]
-    remedy = outdir / "remedy"
-    legacy_remedy = remedy.is_dir() and not remedy.is_symlink() and (outdir / LEGACY_REMEDY_LIST).is_file()
-    if not reports and not legacy_remedy:
-        return
-    run = store / f"run-{secrets.token_hex(6)}"
-    run.mkdir()
-    listed = [p.name for p in reports]
-    for path in reports:
-        os.link(path, run / path.name)
-    if legacy_remedy:
-        for path in sorted(remedy.rglob("*")):
-            if path.is_file() and not path.is_symlink() and not _TEMP.match(path.name):
-                target = run / "remedy" / path.relative_to(remedy)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(path, target)
-        listed += _legacy_remedy_list(outdir)
-    _write_file(run / SET_LIST, json.dumps(sorted(listed), indent=1) + "\n")
-    _swap(store, run.name)
-    for path in reports:                                 # same content before and after each replace
-        _replace_with_link(path, f"{STORE}/{CURRENT}/{path.name}")
-    if legacy_remedy:
-        aside = store / f"legacy-remedy.{secrets.token_hex(4)}"
-        os.rename(remedy, aside)
-        _replace_with_link(remedy, f"{STORE}/{CURRENT}/remedy")
-        shutil.rmtree(aside, ignore_errors=True)
-
-
-def _legacy_remedy_list(outdir: Path) -> list[str]:
+def _link_or_copy(name: str, src_fd: int, dst_fd: int) -> None:
     try:
-        names = json.loads((outdir / LEGACY_REMEDY_LIST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [n for n in names if isinstance(n, str) and n.startswith("remedy/")] + [LEGACY_REMEDY_LIST] \
-        if isinstance(names, list) else []
+        os.link(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+    except OSError:
+        source = os.open(name, os.O_RDONLY | NOFOLLOW | CLOEXEC, dir_fd=src_fd)
+        with os.fdopen(source, "rb") as handle:
+            create_at(dst_fd, name, handle.read())

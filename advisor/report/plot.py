@@ -33,6 +33,7 @@ MarkerRole = Literal["root", "finding", "symptom"]
 
 LOG_RATIO = 1e3                      # error values spanning more than this get a log axis
 LOG_FLOOR = 1e-300                   # a log axis starts no lower (a subnormal 5e-324 has no 10**floor)
+MIN_SPAN = 1e-300                    # a linear axis spans at least this (subnormal spans underflow its ticks)
 HOVER_PX = 3                         # narrowest hover band: more points than this allows share a band
 COLORS = {"line": "#2563eb", "error": "#7c3aed", "threshold": "#dc2626", "root": "#dc2626",
           "finding": "#d97706", "symptom": "#6b7280", "axis": "#9ca3af", "text": "#374151"}
@@ -112,6 +113,8 @@ class _Scale:
 
 def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / count
+    if not raw > MIN_SPAN / count:                  # a span of subnormals: one tick at each end
+        return [low, high]
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     first = math.ceil(low / step - 1e-9) * step
@@ -127,7 +130,9 @@ def linear_scale(values: list[float], threshold: float | None, top: float, heigh
     """Values, threshold and ``ceiling`` (1.0 for cosine) in view, with a margin on both sides."""
     points = values + ([threshold] if _finite(threshold) else [])
     low, high = min(points), max(points + ([ceiling] if ceiling is not None else []))
-    span = high - low or max(abs(high) * 1e-3, 1e-3)
+    span = high - low
+    if not span > MIN_SPAN:       # equal values, or apart by subnormals (5e-324 and 0): no scale to divide by
+        span = max(abs(high) * 1e-3, 1e-3)
     return _Scale(low - span * 0.06, high + span * 0.06, False, top, height)
 
 

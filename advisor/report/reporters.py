@@ -47,9 +47,8 @@ def environment(folder: Path) -> Environment:
     )
     env.filters.update(html_text=html_text, ref_link=ref_link, md_code=md_code, md_text=md_text,
                        md_fence=md_fence, oneline=oneline, value=fmt_value, breaks=name_breaks)
-    compiled = cache_dir("templates")
-    if compiled is not None:
-        env.bytecode_cache = CompiledTemplates(compiled, env)
+    if cache_dir("templates") is not None:
+        env.bytecode_cache = CompiledTemplates(env)
     return env
 
 

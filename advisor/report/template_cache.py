@@ -1,31 +1,31 @@
-"""Report templates compiled once: Jinja's own bytecode cache, in advisor's cache folder.
+"""Report templates compiled once: Jinja's bytecode, kept in advisor's cache and loaded only once verified.
 
 Compiling report.html.j2 and report.md.j2 costs ~70 ms of every ``advisor run`` (more than the
-rules on a small comparison); Jinja can keep the compiled code of a template on disk and load it
-in a millisecond. Its file cache checks the template's source (an edited template is compiled
-again) and its own bytecode format; the key here adds what else shapes the compiled code: advisor's
-and Jinja's versions, the environment's syntax and whitespace options and whether the template
-autoescapes, and the template's path. Written atomically by Jinja (a temporary file renamed into
-place); a folder that cannot be read or written, or a damaged entry, only costs the saving, as for
-parsed rule packs (``resources.cache_dir``: ``templates``; ``ADVISOR_CACHE_DIR=off`` turns it off).
+rules on a small comparison); Jinja can keep the compiled code of a template and load it in a
+millisecond. Compiled code is Python code, so an entry is loaded only after advisor/cachefiles.py
+verified it (its tag is keyed by a secret only the user can read, in a folder only the user can
+write): a planted entry is ignored, never run. Jinja checks the template's source (an edited template
+is compiled again) and its own bytecode format; the key here adds what else shapes the compiled code:
+advisor's and Jinja's versions, the environment's syntax and whitespace options and whether the
+template autoescapes, and the template's path. A damaged or unverifiable entry, or a folder that
+cannot be used, only costs the saving, as for parsed rule packs (``ADVISOR_CACHE_DIR=off`` turns it off).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
 
 import jinja2
-from jinja2 import Environment, FileSystemBytecodeCache
+from jinja2 import BytecodeCache, Environment
 from jinja2.bccache import Bucket
 
-from .. import __version__
+from .. import __version__, cachefiles
+
+KIND = "templates"
 
 
-class CompiledTemplates(FileSystemBytecodeCache):
-    def __init__(self, folder: Path, env: Environment) -> None:
-        super().__init__(str(folder))
+class CompiledTemplates(BytecodeCache):
+    def __init__(self, env: Environment) -> None:
         self._env = env
         options = (env.block_start_string, env.block_end_string, env.variable_start_string, env.variable_end_string,
                    env.comment_start_string, env.comment_end_string, env.line_statement_prefix,
@@ -39,14 +39,13 @@ class CompiledTemplates(FileSystemBytecodeCache):
         return hashlib.sha256(repr((self._stamp, bool(autoescape), name, filename)).encode("utf-8")).hexdigest()
 
     def load_bytecode(self, bucket: Bucket) -> None:
+        payload = cachefiles.read(KIND, f"{bucket.key}.cache")
+        if payload is None:
+            return
         try:
-            super().load_bytecode(bucket)
-        except (OSError, ValueError, EOFError, TypeError):  # unreadable or damaged: compile again
+            bucket.bytecode_from_string(payload)
+        except (ValueError, EOFError, TypeError):   # damaged: compile again
             bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:  # a read-only or full cache folder only costs the saving
-            pass
+        cachefiles.write(KIND, f"{bucket.key}.cache", bucket.bytecode_to_string())

@@ -25,6 +25,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import InputFormatError
 from ..filekind import MAX_DUMP_HEADER, RAW_DUMP_NAME
+from ..inputfiles import read_input
 from .ascend_proto import DATA_TYPES, dump_data_class, format_name, numpy_dtype
 from .device_formats import to_original
 
@@ -68,11 +69,7 @@ class RawDump:
 
 def read_raw_dump(path: Path) -> RawDump:
     """Every input and output tensor of one raw dump file (raises InputFormatError naming it)."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise InputFormatError(f"cannot read the dump ({exc.strerror or exc})", path=path) from None
+    data = read_input(path, what="dump")
     message, blobs_at = _header(data, path)
     tensors = []
     offset = blobs_at
@@ -85,7 +82,7 @@ def read_raw_dump(path: Path) -> RawDump:
 
 def output_bytes(path: Path, slot: int = 0) -> bytes:
     """The raw bytes of one output, uninterpreted (the overflow record is an output of uint8s)."""
-    data = path.read_bytes()
+    data = read_input(path, what="dump")
     message, blobs_at = _header(data, path)
     offset = blobs_at
     for entry in message.input:

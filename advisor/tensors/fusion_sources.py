@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import InputFormatError
 from ..graph import Graph, detect_format, read_fusion_result, read_graph
+from ..inputfiles import open_input, read_input_text
 from ..nesting import loads_json
 from ..yamlfile import load_yaml
 from .dump_names import safe_name
@@ -84,9 +85,9 @@ def _is_mapping_file(path: Path) -> bool:
     if path.suffix.lower() in MAP_SUFFIXES:
         return True
     try:
-        with path.open("rb") as handle:
+        with open_input(path) as handle:
             head = handle.read(1024).lstrip()
-    except OSError:
+    except (OSError, InputFormatError):
         return False
     if not head.startswith(b"{"):
         return False
@@ -112,11 +113,7 @@ def _add_mapping(sources: FusionSources, path: Path) -> None:
     if path.suffix.lower() in MAP_SUFFIXES:
         data = load_yaml(path, InputFormatError)
     else:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            raise InputFormatError(f"cannot read ({exc})", path=path) from None
-        data = loads_json(text, path, InputFormatError)
+        data = loads_json(read_input_text(path, what="fusion map"), path, InputFormatError)
     if not isinstance(data, dict):
         raise InputFormatError('a fusion map is {"<target op>": "GoldenA,GoldenB" | [GoldenA, GoldenB] | '
                                '{golden: [...], outputs: [...], inputs: [...]}}', path=path)

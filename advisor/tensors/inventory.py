@@ -14,9 +14,12 @@ from pathlib import Path
 
 from ..errors import InputFormatError
 from ..filekind import sniff
+from ..inputfiles import listed, open_input, read_input
 from ..nesting import loads_json
 from .dump_names import NAMINGS, DumpName, parse_dump_name
 from .npyfile import read_header as read_npy_header
+
+MAX_ORDER_BYTES = 1 << 30     # an msprobe dump.json read for the call order
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class DumpFolder:
 def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
     """Shape, dtype name and data size of an ``.npy`` file, from its header alone."""
     try:
-        with path.open("rb") as handle:
+        with open_input(path) as handle:
             shape, _, dtype = read_npy_header(handle)
     except (OSError, ValueError) as exc:
         kind = sniff(path, comparison_format) if path.is_file() else None
@@ -81,7 +84,7 @@ def scan_folder(root: Path, side: str) -> DumpFolder:
         raise InputFormatError(f"{side} dump folder not found", path=root)
     parsed: list[tuple[Path, DumpName]] = []
     skipped: list[str] = []
-    for path in sorted(root.rglob("*.npy")) if root.is_dir() else []:
+    for path in listed(root.rglob("*.npy"), root, "dumps") if root.is_dir() else []:
         name = parse_dump_name(path.name)
         if name is None:
             skipped.append(f"{path.name}: name follows no known dump naming")
@@ -152,7 +155,8 @@ def _msprobe_order(root: Path) -> list[str]:
     for candidate in (root / "dump.json", root.parent / "dump.json"):
         if candidate.is_file():
             try:
-                data = loads_json(candidate.read_text(encoding="utf-8"), candidate, InputFormatError).get("data", {})
+                text = read_input(candidate, max_bytes=MAX_ORDER_BYTES).decode("utf-8")
+                data = loads_json(text, candidate, InputFormatError).get("data", {})
             except (OSError, ValueError, AttributeError, InputFormatError):
                 return []
             return list(data) if isinstance(data, dict) else []

@@ -162,6 +162,14 @@ def use_for(size: int) -> bool:
     return size >= MIN_ELEMENTS and (loaded() or size >= ALONE_ELEMENTS)
 
 
+def use_in_run(size: int, run: bool) -> bool:
+    """Whether a pair of ``size`` elements goes through the compiled pass in a run that decided ``run``
+    (from its size, once): the same answer in every process and every attempt of the run, whatever is
+    loaded where, so a resumed run writes the bytes an uninterrupted one writes (the two passes agree
+    to float64 rounding, not bit for bit)."""
+    return size >= MIN_ELEMENTS and (run or size >= ALONE_ELEMENTS)
+
+
 def warm_up() -> None:
     """Load numba and every loop for float32 chunks (the usual signature; a forked worker inherits
     them, other signatures load from numba's cache on first use)."""

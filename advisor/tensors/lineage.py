@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
+from ..inputfiles import regular_file
 from .overflow import fp16_overflows
 
 
@@ -44,6 +45,7 @@ class TensorPrint:
 def load_dump(path: Path) -> np.ndarray:
     """A dump as an array, memory-mapped where numpy can (empty files are read). A file cut short
     or not numpy at all is an InputFormatError naming it (also from a worker process)."""
+    regular_file(path)                  # numpy maps it by name: never a FIFO or a device
     try:
         try:
             return np.load(path, mmap_mode="r", allow_pickle=False)

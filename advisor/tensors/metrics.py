@@ -227,7 +227,8 @@ class TensorComparison:
         return out
 
 
-def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, chunk: int = CHUNK) -> TensorComparison:
+def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, chunk: int = CHUNK,
+                    compiled: bool | None = None) -> TensorComparison:
     """Every msaccucmp metric for one target/golden pair (``chunk`` elements at a time).
 
     Tensors whose element counts differ are not compared: every metric is NaN and the reason says
@@ -236,7 +237,7 @@ def compare_tensors(npu: np.ndarray, golden: np.ndarray, *, chunk: int = CHUNK) 
     x, y = flat(npu), flat(golden)
     if x.size != y.size:
         return size_mismatch(x.size, y.size)
-    return comparison_of(pair_sums(x, y, chunk))
+    return comparison_of(pair_sums(x, y, chunk, compiled))
 
 
 def size_mismatch(npu_size: int, golden_size: int) -> TensorComparison:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFormatError
+from ..inputfiles import open_input
 
 _BUFFERS = threading.local()
 
@@ -41,7 +42,7 @@ class NpyFile:
         """The header of ``path``; a file that is not numpy, holds objects or is cut short is an
         InputFormatError naming it."""
         try:
-            with Path(path).open("rb") as handle:
+            with open_input(path) as handle:
                 shape, fortran, dtype = read_header(handle)
                 offset = handle.tell()
                 length = os.fstat(handle.fileno()).st_size
@@ -63,7 +64,7 @@ class NpyFile:
         """The flat data, ``chunk`` elements at a time, in a buffer reused for ``role`` (each
         chunk is valid until the next one is read)."""
         buffer = _buffer(role, self.dtype, chunk)
-        with self.path.open("rb") as handle:
+        with open_input(self.path) as handle:
             handle.seek(self.offset)
             for start in range(0, self.size, chunk):
                 piece = buffer[:min(chunk, self.size - start)]

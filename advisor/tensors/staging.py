@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import cachefiles
 from ..errors import InputFormatError
 from ..filekind import HDF5_MAGIC, looks_like_raw_dump
-from ..resources import cache_dir
+from ..inputfiles import listed, open_input
 from .ascend_raw import parse_raw_name, read_raw_dump
 from .tfdbg import is_dump_file, read_tfdbg_file
 from .torch_h5 import read_h5_dump
@@ -65,7 +66,7 @@ class Staged:
 def find_sources(root: Path) -> Sources:
     """What under ``root`` (a folder, or one file) advisor extracts."""
     found = Sources()
-    for path in [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in [root] if root.is_file() else [p for p in listed(root.rglob("*"), root, "dumps") if p.is_file()]:
         if path.suffix == ".npy":
             continue
         name = parse_raw_name(path.name)
@@ -104,9 +105,9 @@ def stage(root: Path, sources: Sources) -> Staged:
 
 def _head(path: Path) -> bytes:
     try:
-        with path.open("rb") as handle:
+        with open_input(path) as handle:
             return handle.read(64)
-    except OSError:
+    except (OSError, InputFormatError):
         return b""
 
 
@@ -115,7 +116,7 @@ def _target(root: Path, sources: Sources) -> Path:
     for path in sources.all():
         stat = path.stat()
         digest.update(f"|{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    base = cache_dir("dumps")
+    base = cachefiles.folder("dumps")             # a cache of the user's own, or none (advisor/cachefiles.py)
     if base is not None:
         try:
             base.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from ..errors import InputFormatError
+from ..inputfiles import read_input
 from .dump_names import safe_name
 from .proto_schema import FIELD as _F
 from .proto_schema import message_class
@@ -84,7 +85,7 @@ def is_dump_file(path: Path) -> bool:
 def read_tfdbg_file(path: Path) -> TfdbgTensor:
     event = _event_class()()
     try:
-        event.ParseFromString(path.read_bytes())
+        event.ParseFromString(read_input(path, what="dump"))
     except (DecodeError, OSError) as exc:
         raise InputFormatError(f"not a tfdbg dump (a serialized tensorflow Event): {exc}", path=path) from None
     values = event.summary.value

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..graph.onnx_external import load_external
+from ..graph.onnx_file import load_model
 from ..tensors.dump_names import safe_name
 
 FLOAT_TYPES = frozenset({1, 10, 11, 16})     # FLOAT, FLOAT16, DOUBLE, BFLOAT16 (onnx.TensorProto)
@@ -61,8 +63,12 @@ class OnnxModel:
 
     @classmethod
     def load(cls, path: Path) -> OnnxModel:
+        """The model read as advisor reads every ONNX file: through its file-opening path, external
+        weights only from inside the model's folder (graph/onnx_external.py)."""
         import onnx
-        return cls(onnx.load(str(path)), path)
+        model = load_model(onnx, path)
+        load_external(list(model.graph.initializer), path)
+        return cls(model, path)
 
     def key_of(self, name: str) -> str | None:
         """The node a golden op name means (the name as written, or in its dump-file form)."""

@@ -275,3 +275,42 @@ def test_a_small_run_never_imports_numba(dumps, tmp_path):
               f"compare_dumps(CompareOptions({paths}, jobs=1, progress=False)); print('numba' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_resumed_run_takes_the_same_pass_for_every_pair_and_writes_the_same_bytes(tmp_path, monkeypatch):
+    """The compiled pass (numba) and the numpy pass agree to float64 rounding, not bit for bit: a run
+    resumed after its reading step took the numpy pass for what was left (the bytes left were under
+    RUN_BYTES, and numba not loaded yet), so a cell could differ in its last printed digit (2 of 20
+    kills). The pass is now one decision for the whole run, whatever is left to do."""
+    from advisor.tensors import kernel, running
+
+    dumps = write_dumps(tmp_path / "dumps", ops=3, elements=1 << 17)      # pairs above kernel.MIN_ELEMENTS
+    total = sum(p.stat().st_size for folder in dumps for p in folder.glob("*.npy"))
+    monkeypatch.setattr(kernel, "RUN_BYTES", total // 3)                  # the run pays; what is left does not
+    passes: dict[str, list[bool]] = {}
+    original = running.file_sums
+
+    def recorded(target, golden, chunk=running.CHUNK, on_target=None, compiled=None):
+        used = kernel.use_for(target.size) if compiled is None else compiled
+        passes.setdefault(target.path.name, []).append(bool(used))
+        return original(target, golden, chunk, on_target, compiled)
+
+    monkeypatch.setattr(work, "file_sums", recorded)
+    clean = compare_dumps(options(dumps, tmp_path / "clean.csv", jobs=1))
+    clean_passes, passes = passes, {}
+    monkeypatch.setattr(kernel, "_COMPILED", {})                          # a new process: numba not loaded
+    steps = []
+    monkeypatch.setattr(runner._Work, "compare_rest", lambda self, *a: steps.append(a) or (_ for _ in ()).throw(
+        KeyboardInterrupt))
+    out = tmp_path / "r.csv"
+    with pytest.raises(KeyboardInterrupt):
+        compare_dumps(options(dumps, out, jobs=1))
+    monkeypatch.undo()
+    monkeypatch.setattr(kernel, "RUN_BYTES", total // 3)
+    monkeypatch.setattr(kernel, "_COMPILED", {})
+    monkeypatch.setattr(work, "file_sums", recorded)
+    compare_dumps(options(dumps, out, jobs=1))
+    assert steps                                                          # it stopped after reading
+    assert {name: used[-1:] for name, used in passes.items()} == {n: u[-1:] for n, u in clean_passes.items()
+                                                                   if n in passes}
+    assert out.read_bytes() == clean.output.read_bytes()

@@ -4,7 +4,6 @@ packs are parsed once per content."""
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 import pytest
@@ -145,8 +144,9 @@ def test_a_broken_or_foreign_cache_entry_is_parsed_again(tmp_path, monkeypatch):
     packcache.clear_memory()
     pack = make_pack(tmp_path)
     load_pack(pack)
-    [entry] = (tmp_path / "cache" / "packs").glob("*.pickle")
-    for damaged in (b"not a pickle", pickle.dumps(("another key", (None, [])))):
+    [entry] = (tmp_path / "cache" / "packs").glob("*.json")
+    signed = entry.read_bytes()
+    for damaged in (b"not an entry", signed[:-10], signed.replace(b"pow-in-fp16", b"pow-in-fp17")):
         entry.write_bytes(damaged)
         packcache.clear_memory()
         assert [r.id for r in load_pack(pack).rules] == ["pow-in-fp16"]

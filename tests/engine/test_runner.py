@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine.packs import load_pack
+from advisor.engine.packs import PackProblems, load_pack
 from advisor.engine.runner import encode_facts, run_rules
 from advisor.errors import EngineError
 
@@ -53,10 +53,17 @@ def test_two_runs_in_one_process_never_see_each_others_facts(pow_rule):
 
 
 def test_an_exception_inside_an_action_fails_the_run_naming_the_rule(tmp_path):
-    rule_text = GOOD_RULE.replace('"{{ m.op }} is a Pow in FP16"', '"{{ 1 // 0 }}"')
+    """A template that fails only on the matched fact (index 1), not on validation's sample facts."""
+    rule_text = GOOD_RULE.replace('"{{ m.op }} is a Pow in FP16"', '"{{ 1 // (m.index - 1) }}"')
     rule = load_pack(make_pack(tmp_path, rule_text)).rules[0]
     with pytest.raises(EngineError, match="rule 'pow-in-fp16'.*ZeroDivisionError"):
         run_rules([rule], [POW])
+
+
+def test_a_template_that_fails_on_any_fact_fails_validation_naming_its_line(tmp_path):
+    rule_text = GOOD_RULE.replace('"{{ m.op }} is a Pow in FP16"', '"{{ 1 // 0 }}"')
+    with pytest.raises(PackProblems, match=r"rule.yaml:\d+:\d+: evidence.en: template error .*ZeroDivisionError"):
+        load_pack(make_pack(tmp_path, rule_text))
 
 
 def test_findings_become_facts_that_other_rules_explain():

@@ -96,7 +96,7 @@ def test_a_malformed_aipp_file_names_its_line(tmp_path):
 
 
 def test_a_missing_config_is_an_input_error(tmp_path):
-    with pytest.raises(InputFormatError, match="cannot read the build config"):
+    with pytest.raises(InputFormatError, match="nope.json: file not found"):
         config_facts(tmp_path / "nope.json")
 
 

@@ -64,7 +64,7 @@ def test_a_binary_om_file_says_to_convert_it(tmp_path):
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(InputFormatError, match="cannot read the file"):
+    with pytest.raises(InputFormatError, match="file not found"):
         read_graph(tmp_path / "absent.txt")
     with pytest.raises(InputFormatError, match="is a directory"):
         read_graph(tmp_path)

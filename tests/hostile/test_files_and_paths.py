@@ -14,7 +14,7 @@ from advisor.batch.store import HistoryStore
 from advisor.engine.scaffold import scaffold_pack
 from tests.conftest import EXAMPLE
 
-from .conftest import advisor_process
+from .conftest import advisor_process, model_with_external_weights
 
 
 @pytest.fixture
@@ -148,3 +148,66 @@ def _current_set(path: Path) -> bool:
     index = parts.index(".advisor-reports")
     store = Path(*parts[:index + 1])
     return parts[index + 1] == os.readlink(store / "current") if (store / "current").is_symlink() else False
+
+
+# --- files found inside folders go through the same check as the ones named on the command line -----
+
+@pytest.fixture
+def dump_folders(tmp_path):
+    from benchmarks.compare import write_dumps
+    return write_dumps(tmp_path / "dumps", ops=2, elements=64)
+
+
+def _plant(folder: Path, kind: str) -> Path:
+    """A FIFO, or a link to a device, in place of the last dump of ``folder``."""
+    path = sorted(folder.rglob("*.npy"))[-1]
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_special_file_inside_a_dump_folder_is_refused_by_compare(tmp_path, dump_folders, kind, side):
+    """A FIFO named like a dump blocked `advisor compare` forever: only paths on the command line were checked."""
+    planted = _plant(dump_folders[side], kind)
+    golden, target = dump_folders
+    result = advisor_process("compare", "--golden", golden, "--target", target, "-o", tmp_path / "r.csv", "-j", "1",
+                             "-q", timeout=60)
+    line = result.one_line_error(str(planted))
+    assert ("FIFO" if kind == "fifo" else "character device") in line
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_fifo_inside_the_dumps_of_a_run_is_refused(tmp_path):
+    scenario = next(p for p in sorted((EXAMPLE.parents[2] / "tests" / "data" / "scenarios").iterdir())
+                    if (p / "golden").is_dir() and (p / "target").is_dir())
+    golden, target = tmp_path / "golden", tmp_path / "target"
+    shutil.copytree(scenario / "golden", golden)
+    shutil.copytree(scenario / "target", target)
+    planted = _plant(golden, "fifo")
+    (csv,) = scenario.glob("result_*.csv")
+    result = advisor_process("run", csv, "--dumps", f"{golden}:{target}", "-o", tmp_path / "out", "-q", timeout=120)
+    assert "FIFO" in result.one_line_error(str(planted))
+
+
+def test_a_fifo_as_an_onnx_models_external_data_is_refused(tmp_path):
+    model_with_external_weights(tmp_path / "model.onnx", "weights.bin")
+    (tmp_path / "weights.bin").unlink()
+    os.mkfifo(tmp_path / "weights.bin")
+    result = advisor_process("run", EXAMPLE, "--graph", tmp_path / "model.onnx", "-o", tmp_path / "out", "-q",
+                             timeout=120)
+    line = result.one_line_error(str(tmp_path / "weights.bin"))
+    assert "FIFO" in line
+
+
+def test_a_pack_folder_with_too_many_rule_files_is_refused(advisor, tmp_path):
+    from advisor.inputfiles import MAX_FOLDER_FILES
+    pack = scaffold_pack("team", tmp_path)
+    for i in range(MAX_FOLDER_FILES["pack"] + 1):
+        (pack / f"r{i}.yaml").write_bytes(b"")
+    line = advisor("rules", "validate", pack).one_line_error(str(pack))
+    assert f"{MAX_FOLDER_FILES['pack']:,}" in line

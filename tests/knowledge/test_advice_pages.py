@@ -6,12 +6,14 @@ import pytest
 
 from advisor.advice import (
     BACKENDS,
+    advice_dir,
     advice_names_problem,
     first_sentence,
     known_kinds,
     load_page,
     page_texts,
     render_advice,
+    validate_page,
 )
 from advisor.catalogs import load_catalog, op_type_of_name
 from advisor.diagnosis import Finding
@@ -38,7 +40,7 @@ def test_every_value_a_page_reads_is_one_a_rule_of_its_kind_emits():
     """A page reads ``values.NAME`` (or ``values.get('NAME')``): NAME must be in the ``emit.values`` of a
     rule that emits the kind, else the text renders a blank where the team expects a number."""
     emitting: dict[str, set[str]] = {}
-    for rule in load_packs(installed=False).rules:
+    for rule in (r for command in ("run", "post") for r in load_packs(installed=False, command=command).rules):
         if rule.emit:
             emitting.setdefault(rule.emit.kind, set()).update(emitted_values({"values": rule.emit.values}))
     problems = [f"{kind} {lang}.{section}: {problem}" for kind in KINDS for lang in ("en", "zh")
@@ -57,6 +59,13 @@ def test_advice_renders_with_and_without_optional_values(kind, lang, values):
     assert advice.fixes and all(text for _, text in advice.fixes)
     assert {label for label, _ in advice.fixes} <= {b[lang] for b in BACKENDS.values()}
     assert advice.summary and len(advice.summary) <= len(advice.fixes[0][1])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_shipped_page_passes_the_render_check_packs_get(kind):
+    """A pack's inline pages are rendered once with sample values when the pack is checked; the shipped
+    pages pass the same check (so the samples cannot refuse a good page)."""
+    validate_page(load_page(kind), advice_dir() / f"{kind}.yaml", render=True)
 
 
 def test_fp16_overflow_advice_names_the_ops_to_keep_in_fp32():

@@ -93,7 +93,8 @@ def test_kill_9_at_random_moments_leaves_one_complete_set(tmp_path):
         start = run + 1                                        # the next writer continues after what is shown
     assert seen == {0, 1}                                      # kills landed in both shapes of set
     write_outputs(out, [("report.txt", "run 1\nlast")])         # a clean run removes every leftover
-    assert sorted(os.listdir(out / STORE)) == ["current", "lock", os.readlink(out / STORE / "current")]
+    store = out / STORE
+    assert sorted(os.listdir(store)) == [".advisor-store", "current", "lock", os.readlink(store / "current")]
     assert sorted(os.listdir(out)) == [STORE, "notes.txt", "report.txt"]
 
 
@@ -153,12 +154,14 @@ def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):
     write_outputs(tmp_path, [("report.txt", "1")])
     store = tmp_path / STORE
     (store / "run-0123456789ab").mkdir()                               # a killed run's half-written set
+    (store / "run-0123456789ab" / ".advisor-run").write_text("", encoding="utf-8")     # (marked first)
     (store / "run-0123456789ab" / "report.txt").write_text("half", encoding="utf-8")
+    (store / "run-fedcba987654").mkdir()                               # killed before its marker: empty
     os.symlink("run-0123456789ab", store / "current.89abcdef.tmp")      # killed just before the swap
     os.symlink(f"{STORE}/current/report.md", tmp_path / "report.md")    # a link made for a set that never came
     write_outputs(tmp_path, [("report.txt", "2")])
     assert sorted(os.listdir(tmp_path)) == [STORE, "report.txt"]
-    assert sorted(os.listdir(store)) == ["current", "lock", os.readlink(store / "current")]
+    assert sorted(os.listdir(store)) == [".advisor-store", "current", "lock", os.readlink(store / "current")]
 
 
 def test_a_folder_named_like_a_report_that_advisor_did_not_write_is_an_error(tmp_path):
@@ -167,3 +170,50 @@ def test_a_folder_named_like_a_report_that_advisor_did_not_write_is_an_error(tmp
     with pytest.raises(Exception, match="'remedy' is a folder advisor did not write"):
         write_outputs(tmp_path, [("report.txt", "1"), ("remedy/README.md", "1")])
     assert visible_files(tmp_path) == {"remedy/mine.txt": "mine"}
+
+
+CONCURRENT_WRITER = textwrap.dedent("""
+    import sys
+    from advisor.report import write_outputs
+    out, me = sys.argv[1], int(sys.argv[2])
+    for n in range(me * 100, me * 100 + 4):
+        stamp = f"run {n}\\n"
+        names = sorted(EVEN) if n % 2 == 0 else sorted(ODD)
+        write_outputs(out, [(name, stamp) for name in names])
+""").replace("sorted(EVEN)", repr(sorted(EVEN))).replace("sorted(ODD)", repr(sorted(ODD)))
+
+
+def current_set(out: Path) -> dict[str, str] | None:
+    """The set ``current`` names, read from its folder (a reader resolves the link once, then reads),
+    or None when it stopped being current meanwhile (then it may be collected while it is read)."""
+    try:
+        name = os.readlink(out / STORE / "current")
+        run = out / STORE / name
+        files = {p.relative_to(run).as_posix(): p.read_text(encoding="utf-8") for p in run.rglob("*")
+                 if p.is_file() and not p.name.startswith(".")}
+        return files if os.readlink(out / STORE / "current") == name else None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def test_runs_into_one_new_folder_at_once_each_publish_a_whole_set(tmp_path):
+    """Writers started together into a folder that does not exist yet (all making the store at once):
+    every one succeeds, every set that is current is complete and of one run, and one set is left."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    writers = [subprocess.Popen([sys.executable, "-c", CONCURRENT_WRITER, str(out), str(i)], env=env,
+                                stderr=subprocess.PIPE, text=True) for i in range(12)]
+    checks = 0
+    while any(w.poll() is None for w in writers):
+        files = current_set(out)
+        if files:
+            stamps = {text for text in files.values()}
+            assert len(stamps) == 1, f"a mixed set: {stamps}"
+            run = int(stamps.pop().split()[1])
+            assert set(files) == (EVEN if run % 2 == 0 else ODD), (run, sorted(files))
+            checks += 1
+    errors = [w.stderr.read() for w in writers if w.wait() != 0]
+    assert not errors, errors[0][-2000:]
+    assert checks > 0 and assert_one_complete_set(out, {}) is not None
+    store = out / STORE
+    assert sorted(os.listdir(store)) == [".advisor-store", "current", "lock", os.readlink(store / "current")]

@@ -68,11 +68,12 @@ def test_a_failing_write_leaves_old_reports_and_no_temporary_files(root_cause: D
     real_open = os.open
     calls = []
 
-    def open_fails_second_time(path, flags, mode=0o777):
-        calls.append(path)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device")
-        return real_open(path, flags, mode)
+    def open_fails_second_time(path, flags, mode=0o777, **kwargs):
+        if flags & os.O_CREAT and not Path(path).name.startswith(".") and Path(path).name != "lock":
+            calls.append(path)                   # a report file being written (not a mark, lock or read)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+        return real_open(path, flags, mode, **kwargs)
 
     monkeypatch.setattr(advisor.report.outset.os, "open", open_fails_second_time)
     with pytest.raises(UsageError, match="cannot write the reports: No space left on device"):

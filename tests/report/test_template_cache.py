@@ -53,19 +53,20 @@ def test_an_edited_template_is_compiled_again(templates, tmp_path, monkeypatch):
 
 def test_what_shapes_the_compiled_code_is_in_the_key(templates, tmp_path):
     env = fresh(templates)
-    cache = CompiledTemplates(tmp_path / "cache", env)
+    cache = CompiledTemplates(env)
     other = Environment(trim_blocks=False)
     assert cache.get_cache_key("page.html.j2", "a") != cache.get_cache_key("page.md.j2", "a")  # autoescape
     assert cache.get_cache_key("page.md.j2", "a") != cache.get_cache_key("page.md.j2", "b")    # another checkout
-    assert cache.get_cache_key("page.md.j2", "a") != CompiledTemplates(tmp_path, other).get_cache_key("page.md.j2", "a")
+    assert cache.get_cache_key("page.md.j2", "a") != CompiledTemplates(other).get_cache_key("page.md.j2", "a")
 
 
-@pytest.mark.parametrize("damage", [b"", b"not jinja", b"j2" + b"\x00" * 40])
+@pytest.mark.parametrize("damage", [b"", b"not jinja", b"j2" + b"\x00" * 40, b"flip"])
 def test_a_damaged_entry_is_compiled_again(templates, tmp_path, monkeypatch, damage):
     monkeypatch.setenv("ADVISOR_CACHE_DIR", str(tmp_path / "cache"))
     fresh(templates).get_template("page.md.j2")
     for entry in (tmp_path / "cache" / "templates").glob("*.cache"):
-        entry.write_bytes(damage)
+        data = entry.read_bytes()
+        entry.write_bytes(data[:-1] + bytes([data[-1] ^ 1]) if damage == b"flip" else damage)
     assert fresh(templates).get_template("page.md.j2").render(text="x") == "x\n"
 
 
