@@ -115,10 +115,9 @@ def _test(paths: list[Path], registry: Registry) -> int:
     builtin = {p.resolve() for p in builtin_pack_paths()}
     for path in paths:
         pack = load_pack(path, registry)
-        # Input cases fire with what a run loads: the built-in packs, and this one.
-        extra = [] if Path(path).resolve() in builtin else [path]
-        companions = load_packs(extra, installed=False, registry=registry).rules
-        for result in run_pack_cases(pack, companions):
+        # Input cases run as a run would load them: the built-in packs, and this one.
+        extra = [] if Path(path).resolve() in builtin else [Path(path)]
+        for result in run_pack_cases(pack, extra):
             total += 1
             failures += not result.passed
             detail = f" ({result.error or result.mismatch})" if result.error or result.mismatch else (

@@ -198,6 +198,9 @@ class Diagnosis:
     source_rows: SourceRows | None = None                # rows of the comparison file, embedded in the report
     post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
     rule_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # rule id -> its former ids
+    # Every explanation the rules gave, (cause id, symptom id, explain rule id): ``explained_by`` keeps
+    # the leading cause of each symptom, this says which rule linked them (advisor rules test reads it).
+    explanations: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..facts.builder import build_facts, clean_fact
-from ..facts.thresholds import load_thresholds
-from ..ingest import read_comparison
-from .opfilter import op_candidates
+from ..facts.builder import clean_fact
 from .packs import Rule, RulePack
+from .rulemodel import INPUT_PATHS
 from .runner import EngineResult, run_rules
+
+if TYPE_CHECKING:
+    from ..pipeline import AnalysisOptions
 
 
 @dataclass
@@ -84,30 +85,52 @@ def _spec(wanted: dict[str, Any]) -> str:
     return " ".join(f"{key}={value}" for key, value in wanted.items())
 
 
-def run_input_case(rule: Rule, case: dict[str, Any], rules: list[Rule]) -> CaseResult:
-    """One ``input_cases`` entry: its comparison file (relative to the rule's file) read, measured and
-    fired with ``rules`` (the rule's pack and the packs a run loads with it); ``params`` tune the rule,
-    ``thresholds`` are ``--threshold`` texts."""
+def run_input_case(rule: Rule, case: dict[str, Any], packs: list[Path] | None = None) -> CaseResult:
+    """One ``input_cases`` entry, run as ``advisor run`` runs it (``advisor.pipeline.analyse``): its
+    comparison file and the run's other inputs it names (graph, dumps, config, ...; relative to the
+    rule's file), with the built-in packs and ``packs`` (the rule's own pack when it is not built in);
+    ``params`` tune the rule, ``thresholds`` are ``--threshold`` texts."""
+    from ..pipeline import analyse
+
     try:
-        table = read_comparison(case_input(rule, case))
-        params = {rule.id: dict(case.get("params") or {})}
-        facts = build_facts(table, load_thresholds(tuple(case.get("thresholds") or ())),
-                            wanted=lambda columns, n: op_candidates(rules, params, columns, n))
-        result = run_rules(rules, facts.all_facts(), params)
+        diagnosis = analyse(case_options(rule, case, packs or []))
     except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
         return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
-    fired = result.fired.get(rule.id, 0) > 0
+    result = EngineResult(diagnosis.findings, diagnosis.explanations)
+    fired = any(by == rule.id for *_, by in result.explanations) if rule.explain else \
+        any(f.rule == rule.id for f in result.findings)
     mismatch = expectation_mismatch(rule, case, result) if fired and case["expect"] == "fire" else None
     return CaseResult(rule.id, case["name"], case["expect"], fired, mismatch=mismatch)
 
 
-def case_input(rule: Rule, case: dict[str, Any]) -> Path:
-    """An input case's comparison file: its ``input``, relative to the rule's file."""
-    return rule.source.parent / str(case["input"])
+def case_options(rule: Rule, case: dict[str, Any], packs: list[Path]) -> AnalysisOptions:
+    """The options ``advisor run`` would get for the case: its paths resolved beside the rule's file."""
+    from ..pipeline import AnalysisOptions
+
+    paths = {key: case_path(rule, case[key]) for key in INPUT_PATHS if key in case}
+    dumps = case.get("dumps")
+    params = tuple(f"{rule.id}.{name}={_param_text(value)}" for name, value in (case.get("params") or {}).items())
+    return AnalysisOptions(
+        comparison=paths["input"], rule_packs=list(packs), plugins=False, graph=paths.get("graph"),
+        fusion=paths.get("fusion"), build_config=paths.get("config"), overflow=paths.get("overflow"),
+        simulation=paths.get("simulation"), verify=bool(case.get("verify", False)),
+        dumps=(case_path(rule, dumps["golden"]), case_path(rule, dumps["target"])) if dumps else None,
+        input_nodes=tuple(case.get("input_nodes") or ()), thresholds=tuple(case.get("thresholds") or ()),
+        params=params)
 
 
-def run_pack_cases(pack: RulePack, companions: list[Rule] | None = None) -> list[CaseResult]:
-    """Every case of the pack's rules; input cases fire with ``companions`` (default: the pack's rules)."""
-    rules = companions if companions is not None else pack.rules
+def _param_text(value: Any) -> str:
+    """A case's parameter as ``--set`` writes it (YAML booleans as the command line spells them)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def case_path(rule: Rule, name: str) -> Path:
+    """A path an input case names, relative to the rule's file."""
+    return rule.source.parent / str(name)
+
+
+def run_pack_cases(pack: RulePack, packs: list[Path] | None = None) -> list[CaseResult]:
+    """Every case of the pack's rules; input cases run with the built-in packs and ``packs`` (the pack's
+    own folder when it is not built in)."""
     return [run_case(rule, case) for rule in pack.rules for case in rule.cases] + \
-        [run_input_case(rule, case, rules) for rule in pack.rules for case in rule.input_cases]
+        [run_input_case(rule, case, packs) for rule in pack.rules for case in rule.input_cases]

@@ -24,6 +24,7 @@ from .rulemodel import (
     Emit,
     Problem,
     Rule,
+    case_paths,
     line_of,
     template_env,
 )
@@ -320,8 +321,14 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
 
 
 def _check_input_case(case: LineDict, path: Path, explains: bool, checker: Checker) -> None:
-    """An ``input_cases`` entry names a comparison file beside the rule (the schema checks its shape)."""
+    """An ``input_cases`` entry names a comparison file, and the run's other inputs, beside the rule
+    (the schema checks its shape)."""
     _check_expectations(case, explains, checker)
-    name = case.get("input")
-    if isinstance(name, str) and not (path.parent / name).is_file():
-        checker.add(f"input case file '{name}' not found next to the rule ({path.parent / name})", case, "input")
+    for key, name in case_paths(case):
+        where = path.parent / name
+        if not where.exists():
+            what = "folder" if key.startswith("dumps") or key == "overflow" else "file"
+            label = what if key == "input" else f"{key} {what}"
+            node = case["dumps"] if key.startswith("dumps.") and isinstance(case["dumps"], LineDict) else case
+            checker.add(f"input case {label} '{name}' not found next to the rule ({where})", node,
+                        key.rpartition(".")[2])

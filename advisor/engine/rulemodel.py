@@ -174,3 +174,16 @@ def pack_files(path: Path) -> list[Path]:
 
 def line_of(node: Any, key: str | None = None) -> int | None:
     return node.where(key)[0] if isinstance(node, LineDict) else None
+
+
+# An input case's keys that name a file or folder of the run (the ``advisor run`` options of that name).
+INPUT_PATHS = ("input", "graph", "fusion", "config", "overflow", "simulation")
+
+
+def case_paths(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, path as written) of every file or folder an input case names."""
+    named = [(key, case[key]) for key in INPUT_PATHS if isinstance(case.get(key), str)]
+    dumps = case.get("dumps")
+    if isinstance(dumps, dict):
+        named += [(f"dumps.{side}", dumps[side]) for side in ("golden", "target") if isinstance(dumps.get(side), str)]
+    return named

@@ -63,7 +63,7 @@ def team_pack(root: Path, input_cases: str) -> Path:
 def _results(pack: Path):
     rules = load_packs([pack], installed=False).rules
     rule = next(r for r in rules if r.id == "team-low-output")
-    return [run_input_case(rule, case, rules) for case in rule.input_cases]
+    return [run_input_case(rule, case, [pack]) for case in rule.input_cases]
 
 
 def test_a_case_on_real_rows_fires_where_the_measurement_says(tmp_path):

@@ -49,7 +49,7 @@ def test_rule_case(rule, case):
 
 @pytest.mark.parametrize(("rule", "case"), INPUT_CASES, ids=[f"{r.id}::{c['name']}" for r, c in INPUT_CASES])
 def test_rule_input_case(rule, case):
-    result = run_input_case(rule, case, RUN_RULES)
+    result = run_input_case(rule, case)
     assert result.error is None, result.error
     assert result.passed, f"{rule.id}: expected to {case['expect']} on {case['input']} ({result.mismatch or ''})"
 
