@@ -3,9 +3,10 @@ and staying silent on a clean one.
 
 Two kinds. ``cases`` are fact sets written by hand: quick, and they pin the rule's logic. ``input_cases``
 are tiny comparison files in the tool's own layout (msaccucmp or msprobe, rows cut from real files),
-beside the rule: each is read, measured (ingest and facts, with knowledge/thresholds.yaml) and fired
-with every rule of its pack and the built-in ones, as ``advisor run`` would, so a case can never claim
-``out_deviates: true`` beside a cosine of 0.9999 (semgrep tests a rule on the user's input itself).
+beside the rule, with the run's other inputs when the rule needs them (graph, dumps, build config,
+--verify...): each runs through ``advisor.pipeline.analyse`` with its pack and the built-in ones, as
+``advisor run`` would, so a case can never claim ``out_deviates: true`` beside a cosine of 0.9999
+(semgrep tests a rule on the user's input itself).
 
 A firing case may also say what the rule gives (checked here, described in docs/rule-packs.md):
 ``findings`` (each a mapping of ``kind``, ``op``, ``index``; every one must match a finding of the

@@ -297,7 +297,8 @@ def _check_cases(cases: list[Any], node: LineDict, checker: Checker) -> None:
 def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> None:
     """What a firing case may also state (docs/rule-packs.md): ``findings`` (each a mapping of kind, op,
     index: the rule's findings, in any order), ``count`` (how many findings or explanations) and, for an
-    explain rule, ``explains`` (each {cause: ID, symptom: ID} of the case's finding facts)."""
+    explain rule, ``explains`` (each {cause: ID, symptom: ID}: of the case's finding facts, or of the
+    findings an input case's run gives)."""
     stated = [key for key in ("findings", "count", "explains") if key in case]
     if stated and case.get("expect") != "fire":
         checker.add(f"'{stated[0]}' states what a firing case gives: use it with 'expect: fire'", case, stated[0])
@@ -310,7 +311,9 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
         if not explains:
             checker.add("only an explain rule gives explanations: state an emit rule's with 'findings'", case,
                         "explains")
-        elif isinstance(pairs, list) and all(isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
+        elif "facts" in case and isinstance(pairs, list) and all(
+                isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
+            # A fact case names its own facts; an input case's ids are the run's findings (checked when it runs).
             ids = {f.get("id") for f in case.get("facts") or [] if isinstance(f, dict)}
             for pair in pairs:
                 for role in ("cause", "symptom"):

@@ -164,12 +164,17 @@ class PackProblems(RulePackError):
         super().__init__(first.message + more, path=first.path, line=first.line, column=first.column)
 
 
+CASES_FOLDER = "cases"       # beside a rule file: its input cases' comparison, dumps, graph, build config
+
+
 def pack_files(path: Path) -> list[Path]:
-    """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
+    """Every file a pack is read from: pack.yaml first, then its rule files in name order. A ``cases``
+    folder holds the input cases' files (a build config may be YAML too), never rules."""
     if not path.is_dir():
         return [path]
     meta_path = path / "pack.yaml"
-    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
+    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError)
+                         if p != meta_path and CASES_FOLDER not in p.relative_to(path).parts[:-1])]
 
 
 def line_of(node: Any, key: str | None = None) -> int | None:
