@@ -9,7 +9,6 @@ from pathlib import Path
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..engine.cases import run_pack_cases
 from ..engine.loading import builtin_pack_paths, installed_packs, load_packs, rules_by_name
 from ..engine.packs import Rule, check_pack, load_pack
 from ..engine.registry import Registry, describe
@@ -17,6 +16,7 @@ from ..engine.scaffold import scaffold_pack
 from ..errors import UsageError
 from ..facts.providers import load_providers
 from ..inputfiles import input_path
+from ..pipeline_cases import run_pack_cases
 from ..report.labels import labels_for
 from ..resources import data_dir
 from ..text import suggest

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 from advisor.cli import main
-from advisor.engine.cases import run_input_case
 from advisor.engine.loading import load_packs
 from advisor.engine.packs import check_pack
+from advisor.pipeline_cases import run_input_case
 
 from ..conftest import REPO
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.cases import run_case, run_input_case
+from advisor.engine.cases import run_case
 from advisor.engine.loading import load_packs
+from advisor.pipeline_cases import run_input_case
 
 # Every built-in pack, whichever command loads it (advisor run's packs, advisor post's).
 RULES = [rule for command in ("run", "post") for rule in load_packs(installed=False, command=command).rules]
