@@ -23,8 +23,8 @@ def run_input_case(rule: Rule, case: dict[str, Any], packs: list[Path] | None = 
         diagnosis = analyse(case_options(rule, case, packs or []))
     except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
         return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
-    result = EngineResult(diagnosis.findings, diagnosis.explanations)
-    fired = any(by == rule.id for *_, by in result.explanations) if rule.explain else \
+    result = EngineResult(diagnosis.findings, diagnosis.explanations, groups=diagnosis.explanation_groups)
+    fired = any(by == rule.id for *_, by in result.every_explanation()) if rule.explain else \
         any(f.rule == rule.id for f in result.findings)
     mismatch = expectation_mismatch(rule, case, result) if fired and case["expect"] == "fire" else None
     return CaseResult(rule.id, case["name"], case["expect"], fired, mismatch=mismatch)
