@@ -129,10 +129,14 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     asserted = facts.all_facts() + evidence + provided_facts(providers, table, facts.network, registry)
     config = build[0] if build else None
     remedy_warnings: list[str] = []
+    explanations: list[tuple[str, str, str]] = []
+    groups: list = []
 
     def conclude(extra: list[dict]) -> tuple:
         """Fire the rules (on the checks' facts too, the second time), rank, write the fix out."""
         result = run_rules(rules, asserted + extra, params)
+        explanations[:] = result.explanations
+        groups[:] = result.groups
         attach_source_lines(result.findings, table)
         root, ordered = rank_findings(result.findings, result.explanations, {r.id: r.priority for r in rules},
                                       result.groups)
@@ -189,6 +193,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         source_rows=source_rows_of(options.comparison, table,
                                    [f.index for f in ordered if f.index is not None] + [op.index for op in shown_ops]),
         rule_aliases={rule.id: rule.aliases for rule in rules if rule.aliases},
+        explanations=list(explanations),
+        explanation_groups=list(groups),
     )
 
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from advisor.engine.cases import run_input_case
 from advisor.engine.loading import builtin_pack_paths, load_packs
 from advisor.engine.packs import Rule
 from advisor.facts.builder import build_facts
 from advisor.facts.thresholds import Thresholds, load_thresholds
 from advisor.ingest import read_comparison
+from advisor.pipeline_cases import run_input_case
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("readers", frozenset({"ingest", "graph", "tensors", "compare", "detections"})),
     ("facts", frozenset({"facts", "evidence", "post"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),
-    ("report", frozenset({"report", "pipeline", "pipeline_post", "docsgen"})),
+    ("report", frozenset({"report", "pipeline", "pipeline_post", "pipeline_cases", "docsgen"})),
     ("commands", frozenset({"batch", "cluster", "inspect", "cli", "__main__"})),
 )
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..engine.cases import run_pack_cases
 from ..engine.loading import builtin_pack_paths, installed_packs, load_packs, rules_by_name
 from ..engine.packs import Rule, check_pack, load_pack
 from ..engine.registry import Registry, describe
@@ -17,6 +16,7 @@ from ..engine.scaffold import scaffold_pack
 from ..errors import UsageError
 from ..facts.providers import load_providers
 from ..inputfiles import input_path
+from ..pipeline_cases import run_pack_cases
 from ..report.labels import labels_for
 from ..resources import data_dir
 from ..text import suggest
@@ -115,10 +115,9 @@ def _test(paths: list[Path], registry: Registry) -> int:
     builtin = {p.resolve() for p in builtin_pack_paths()}
     for path in paths:
         pack = load_pack(path, registry)
-        # Input cases fire with what a run loads: the built-in packs, and this one.
-        extra = [] if Path(path).resolve() in builtin else [path]
-        companions = load_packs(extra, installed=False, registry=registry).rules
-        for result in run_pack_cases(pack, companions):
+        # Input cases run as a run would load them: the built-in packs, and this one.
+        extra = [] if Path(path).resolve() in builtin else [Path(path)]
+        for result in run_pack_cases(pack, extra):
             total += 1
             failures += not result.passed
             detail = f" ({result.error or result.mismatch})" if result.error or result.mismatch else (

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ..engine.explain import ExplanationGroup
     from ..post.exhibit import PostExhibit
     from ..remedy.model import Remedy
     from ..verify.model import Verification
@@ -198,6 +199,11 @@ class Diagnosis:
     source_rows: SourceRows | None = None                # rows of the comparison file, embedded in the report
     post: PostExhibit | None = None                      # advisor post: the boxes and maps the report draws
     rule_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # rule id -> its former ids
+    # Every explanation the rules gave, (cause id, symptom id, explain rule id), and those given as sets
+    # (engine/explain.py): ``explained_by`` keeps the leading cause of each symptom, these say which rule
+    # linked them (advisor rules test reads them).
+    explanations: list[tuple[str, str, str]] = field(default_factory=list)
+    explanation_groups: list[ExplanationGroup] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:

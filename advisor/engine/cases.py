@@ -3,9 +3,10 @@ and staying silent on a clean one.
 
 Two kinds. ``cases`` are fact sets written by hand: quick, and they pin the rule's logic. ``input_cases``
 are tiny comparison files in the tool's own layout (msaccucmp or msprobe, rows cut from real files),
-beside the rule: each is read, measured (ingest and facts, with knowledge/thresholds.yaml) and fired
-with every rule of its pack and the built-in ones, as ``advisor run`` would, so a case can never claim
-``out_deviates: true`` beside a cosine of 0.9999 (semgrep tests a rule on the user's input itself).
+beside the rule, with the run's other inputs when the rule needs them (graph, dumps, build config,
+--verify...): each runs through ``advisor.pipeline.analyse`` with its pack and the built-in ones, as
+``advisor run`` would, so a case can never claim ``out_deviates: true`` beside a cosine of 0.9999
+(semgrep tests a rule on the user's input itself); they run in advisor/pipeline_cases.py, a layer up.
 
 A firing case may also say what the rule gives (checked here, described in docs/rule-packs.md):
 ``findings`` (each a mapping of ``kind``, ``op``, ``index``; every one must match a finding of the
@@ -16,14 +17,10 @@ rule, in any order), ``count`` (exactly how many findings, or explanations for a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..facts.builder import build_facts, clean_fact
-from ..facts.thresholds import load_thresholds
-from ..ingest import read_comparison
-from .opfilter import op_candidates
-from .packs import Rule, RulePack
+from ..facts.builder import clean_fact
+from .packs import Rule
 from .runner import EngineResult, run_rules
 
 
@@ -82,32 +79,3 @@ def _same(actual: Any, wanted: Any) -> bool:
 
 def _spec(wanted: dict[str, Any]) -> str:
     return " ".join(f"{key}={value}" for key, value in wanted.items())
-
-
-def run_input_case(rule: Rule, case: dict[str, Any], rules: list[Rule]) -> CaseResult:
-    """One ``input_cases`` entry: its comparison file (relative to the rule's file) read, measured and
-    fired with ``rules`` (the rule's pack and the packs a run loads with it); ``params`` tune the rule,
-    ``thresholds`` are ``--threshold`` texts."""
-    try:
-        table = read_comparison(case_input(rule, case))
-        params = {rule.id: dict(case.get("params") or {})}
-        facts = build_facts(table, load_thresholds(tuple(case.get("thresholds") or ())),
-                            wanted=lambda columns, n: op_candidates(rules, params, columns, n))
-        result = run_rules(rules, facts.all_facts(), params)
-    except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
-        return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
-    fired = result.fired.get(rule.id, 0) > 0
-    mismatch = expectation_mismatch(rule, case, result) if fired and case["expect"] == "fire" else None
-    return CaseResult(rule.id, case["name"], case["expect"], fired, mismatch=mismatch)
-
-
-def case_input(rule: Rule, case: dict[str, Any]) -> Path:
-    """An input case's comparison file: its ``input``, relative to the rule's file."""
-    return rule.source.parent / str(case["input"])
-
-
-def run_pack_cases(pack: RulePack, companions: list[Rule] | None = None) -> list[CaseResult]:
-    """Every case of the pack's rules; input cases fire with ``companions`` (default: the pack's rules)."""
-    rules = companions if companions is not None else pack.rules
-    return [run_case(rule, case) for rule in pack.rules for case in rule.cases] + \
-        [run_input_case(rule, case, rules) for rule in pack.rules for case in rule.input_cases]

@@ -44,12 +44,13 @@ def content_key(path: Path, schema_digest: str) -> str:
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{schema_digest}\0{path}\0".encode())
     digest.update(" ".join(builtin_kinds()).encode() + b"\0")
     digest.update((data_dir("knowledge") / "thresholds.yaml").read_bytes() + b"\0")
-    # The rule files, then the other files of the pack (the input cases' comparison files: validation
-    # checks they exist, so adding or removing one is another key). Each read through read_input: a FIFO
-    # or device is refused without blocking, and the pack is then parsed, which names it.
+    # The rule files, then the other files of the pack (the input cases' files: validation checks they
+    # exist, so adding or removing one is another key). Each read through read_input: a FIFO or device is
+    # refused without blocking, and the pack is then parsed, which names it.
+    rules = pack_files(path)
     others = [p for p in listed(path.rglob("*"), path, "pack", RulePackError)
-              if p.is_file() and p.suffix != ".yaml"] if path.is_dir() else []
-    for file in [*pack_files(path), *others]:
+              if p.is_file() and p not in rules] if path.is_dir() else []
+    for file in [*rules, *others]:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")
         bound = MAX_YAML_BYTES if file.suffix == ".yaml" else MAX_WHOLE_BYTES
         digest.update(read_input(file, RulePackError, max_bytes=bound))

@@ -24,6 +24,7 @@ from .rulemodel import (
     Emit,
     Problem,
     Rule,
+    case_paths,
     line_of,
     template_env,
 )
@@ -296,7 +297,8 @@ def _check_cases(cases: list[Any], node: LineDict, checker: Checker) -> None:
 def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> None:
     """What a firing case may also state (docs/rule-packs.md): ``findings`` (each a mapping of kind, op,
     index: the rule's findings, in any order), ``count`` (how many findings or explanations) and, for an
-    explain rule, ``explains`` (each {cause: ID, symptom: ID} of the case's finding facts)."""
+    explain rule, ``explains`` (each {cause: ID, symptom: ID}: of the case's finding facts, or of the
+    findings an input case's run gives)."""
     stated = [key for key in ("findings", "count", "explains") if key in case]
     if stated and case.get("expect") != "fire":
         checker.add(f"'{stated[0]}' states what a firing case gives: use it with 'expect: fire'", case, stated[0])
@@ -309,7 +311,9 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
         if not explains:
             checker.add("only an explain rule gives explanations: state an emit rule's with 'findings'", case,
                         "explains")
-        elif isinstance(pairs, list) and all(isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
+        elif "facts" in case and isinstance(pairs, list) and all(
+                isinstance(p, dict) and set(p) == {"cause", "symptom"} for p in pairs):
+            # A fact case names its own facts; an input case's ids are the run's findings (checked when it runs).
             ids = {f.get("id") for f in case.get("facts") or [] if isinstance(f, dict)}
             for pair in pairs:
                 for role in ("cause", "symptom"):
@@ -320,8 +324,14 @@ def _check_expectations(case: LineDict, explains: bool, checker: Checker) -> Non
 
 
 def _check_input_case(case: LineDict, path: Path, explains: bool, checker: Checker) -> None:
-    """An ``input_cases`` entry names a comparison file beside the rule (the schema checks its shape)."""
+    """An ``input_cases`` entry names a comparison file, and the run's other inputs, beside the rule
+    (the schema checks its shape)."""
     _check_expectations(case, explains, checker)
-    name = case.get("input")
-    if isinstance(name, str) and not (path.parent / name).is_file():
-        checker.add(f"input case file '{name}' not found next to the rule ({path.parent / name})", case, "input")
+    for key, name in case_paths(case):
+        where = path.parent / name
+        if not where.exists():
+            what = "folder" if key.startswith("dumps") or key == "overflow" else "file"
+            label = what if key == "input" else f"{key} {what}"
+            node = case["dumps"] if key.startswith("dumps.") and isinstance(case["dumps"], LineDict) else case
+            checker.add(f"input case {label} '{name}' not found next to the rule ({where})", node,
+                        key.rpartition(".")[2])

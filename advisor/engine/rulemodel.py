@@ -164,13 +164,31 @@ class PackProblems(RulePackError):
         super().__init__(first.message + more, path=first.path, line=first.line, column=first.column)
 
 
+CASES_FOLDER = "cases"       # beside a rule file: its input cases' comparison, dumps, graph, build config
+
+
 def pack_files(path: Path) -> list[Path]:
-    """Every file a pack is read from: pack.yaml first, then its rule files in name order."""
+    """Every file a pack is read from: pack.yaml first, then its rule files in name order. A ``cases``
+    folder holds the input cases' files (a build config may be YAML too), never rules."""
     if not path.is_dir():
         return [path]
     meta_path = path / "pack.yaml"
-    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError) if p != meta_path)]
+    return [meta_path, *(p for p in listed(path.rglob("*.yaml"), path, "pack", RulePackError)
+                         if p != meta_path and CASES_FOLDER not in p.relative_to(path).parts[:-1])]
 
 
 def line_of(node: Any, key: str | None = None) -> int | None:
     return node.where(key)[0] if isinstance(node, LineDict) else None
+
+
+# An input case's keys that name a file or folder of the run (the ``advisor run`` options of that name).
+INPUT_PATHS = ("input", "graph", "fusion", "config", "overflow", "simulation")
+
+
+def case_paths(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, path as written) of every file or folder an input case names."""
+    named = [(key, case[key]) for key in INPUT_PATHS if isinstance(case.get(key), str)]
+    dumps = case.get("dumps")
+    if isinstance(dumps, dict):
+        named += [(f"dumps.{side}", dumps[side]) for side in ("golden", "target") if isinstance(dumps.get(side), str)]
+    return named

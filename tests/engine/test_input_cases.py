@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 from advisor.cli import main
-from advisor.engine.cases import run_input_case
 from advisor.engine.loading import load_packs
 from advisor.engine.packs import check_pack
+from advisor.pipeline_cases import run_input_case
 
 from ..conftest import REPO
 
@@ -63,7 +63,7 @@ def team_pack(root: Path, input_cases: str) -> Path:
 def _results(pack: Path):
     rules = load_packs([pack], installed=False).rules
     rule = next(r for r in rules if r.id == "team-low-output")
-    return [run_input_case(rule, case, rules) for case in rule.input_cases]
+    return [run_input_case(rule, case, [pack]) for case in rule.input_cases]
 
 
 def test_a_case_on_real_rows_fires_where_the_measurement_says(tmp_path):
@@ -96,3 +96,25 @@ def test_rules_test_runs_input_cases_and_validate_checks_their_file(tmp_path, ca
     _, problems = check_pack(pack)
     assert [str(p) for p in problems] == [f"{pack / 'rule.yaml'}:27:41: input case file 'cases/clean.csv' not found "
                                           f"next to the rule ({pack / 'cases' / 'clean.csv'})"]
+
+
+RUN = REPO / "rules" / "core" / "preprocessing" / "cases" / "rgb_bgr_swap"
+
+
+def test_a_case_names_the_runs_other_inputs_and_validate_names_a_missing_one(tmp_path):
+    pack = team_pack(tmp_path, """\
+  - name: the swap, with its dumps and build config
+    expect: fire
+    input: cases/run/result_20240506101633.csv
+    config: cases/run/build.json
+    dumps: {golden: cases/run/golden, target: cases/run/target}""")
+    shutil.copytree(RUN, pack / "cases" / "run")
+    # A build config in YAML under cases/ is a case file, never a rule of the pack.
+    (pack / "cases" / "run" / "extra.yaml").write_text("tool: onnxruntime\n", encoding="utf-8")
+    assert [(r.case, r.error, r.passed) for r in _results(pack)] == [
+        ("the swap, with its dumps and build config", None, True)]
+    shutil.rmtree(pack / "cases" / "run" / "target")
+    _, problems = check_pack(pack)
+    assert [str(p) for p in problems] == [
+        f"{pack / 'rule.yaml'}:30:39: input case dumps.target folder 'cases/run/target' not found next to the rule "
+        f"({pack / 'cases' / 'run' / 'target'})"]

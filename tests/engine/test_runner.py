@@ -108,7 +108,7 @@ def test_many_rulesets_in_one_process_stay_sound():
     # durable_rules 2.0.28 corrupted memory on ordering joins inside an $and (a segfault some twenty
     # rulesets later, found with AddressSanitizer); those joins are guards now. Every built-in case,
     # twenty times over, in one process: a regression kills the test run.
-    from advisor.engine.cases import run_pack_cases
+    from advisor.pipeline_cases import run_pack_cases
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
     for _ in range(20):
         assert all(result.passed for result in run_pack_cases(core))
