@@ -68,7 +68,7 @@ def _holds(terms: list[dict[str, Any]], columns: Mapping[str, Any], length: int)
     return held
 
 
-def _series(column: Any, length: int) -> pd.Series | None:
+def _series(column: Any) -> pd.Series | None:
     """A column as a Series; None for one value shared by every op."""
     if isinstance(column, pd.Series):
         return column.reset_index(drop=True)
@@ -82,20 +82,20 @@ def _shared(column: Any, holds: bool, length: int) -> np.ndarray:
 
 
 def _present(column: Any, length: int) -> np.ndarray:
-    series = _series(column, length)
+    series = _series(column)
     return _shared(column, True, length) if series is None else series.notna().to_numpy(dtype=bool)
 
 
 def _equal(column: Any, value: Any, length: int) -> np.ndarray:
     """Equal where present. A flag also equals 1 (Python's ``True == 1``): at worst an op too many."""
-    series = _series(column, length)
+    series = _series(column)
     if series is None:
         return _shared(column, not pd.isna(column) and column == value, length)
     return series.eq(value).fillna(False).to_numpy(dtype=bool)
 
 
 def _compare(column: Any, operand: float, compare: Any, length: int) -> np.ndarray:
-    series = _series(column, length)
+    series = _series(column)
     if series is None:
         return _shared(column, isinstance(column, (int, float)) and bool(compare(float(column), operand)), length)
     numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
