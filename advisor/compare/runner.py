@@ -119,6 +119,10 @@ def _fusion(options: CompareOptions, golden: DumpFolder, target: DumpFolder) -> 
 
 
 def _relative(path: Path, root: Path) -> str:
+    """``path`` under ``root`` as a relative POSIX path (by its text: the scan found it there)."""
+    text, prefix = str(path), str(root)
+    if text.startswith(prefix) and text[len(prefix):len(prefix) + 1] == os.sep:
+        return text[len(prefix) + 1:].replace(os.sep, "/")
     return path.relative_to(root).as_posix()
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from ..tensors import kernel
 from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
 from ..tensors.metrics import comparison_of, size_mismatch
-from ..tensors.npyfile import NpyFile
+from ..tensors.npyfile import NpyFile, dtype_name
 from ..tensors.running import CHUNK, WHOLE, file_sums
 from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
 from .tuning import single_threaded_blas, start_worker
@@ -65,22 +65,28 @@ def compare_pair(task: PairTask) -> PairResult:
     from one read of the target (in chunks: tensors.npyfile, tensors.running)."""
     if task.compiled:
         kernel.compiled()       # loaded once per process (a forked worker inherits the parent's)
-    target = NpyFile.open(Path(task.target))
-    golden = NpyFile.open(Path(task.golden)) if task.golden is not None else None
-    if target.fortran or (golden is not None and golden.fortran):
-        return _compare_loaded(task)
-    printer = Fingerprinter(target.dtype) if task.fingerprint else None
-    metrics = None
-    if golden is not None and golden.size == target.size:
-        sums = file_sums(target, golden, on_target=printer.update if printer else None,
-                         compiled=kernel.use_in_run(target.size, task.compiled))
-        metrics = cells_of(comparison_of(sums))
-    elif printer is not None:
-        for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
-            printer.update(piece)
+    target = NpyFile.open(task.target)
+    golden = None
+    try:
+        golden = NpyFile.open(task.golden) if task.golden is not None else None
+        if target.fortran or (golden is not None and golden.fortran):
+            return _compare_loaded(task)
+        printer = Fingerprinter(target.dtype) if task.fingerprint else None
+        metrics = None
+        if golden is not None and golden.size == target.size:
+            sums = file_sums(target, golden, on_target=printer.update if printer else None,
+                             compiled=kernel.use_in_run(target.size, task.compiled))
+            metrics = cells_of(comparison_of(sums))
+        elif printer is not None:
+            for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
+                printer.update(piece)
+    finally:
+        target.close()
+        if golden is not None:
+            golden.close()
     if golden is not None and metrics is None:
         metrics = cells_of(size_mismatch(target.size, golden.size))
-    return _result(task, target.dtype.name, target.shape, printer.result() if printer else None, metrics)
+    return _result(task, dtype_name(target.dtype), target.shape, printer.result() if printer else None, metrics)
 
 
 def _compare_loaded(task: PairTask) -> PairResult:
