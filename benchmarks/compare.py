@@ -98,7 +98,7 @@ def read_only(folders: list[Path]) -> float:
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (the worker processes of --jobs N)."""
+    """CPU time of this process and of its finished children (a dask cluster's local workers, say)."""
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
 

@@ -46,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "or {ops: {...}, arguments: {...}} (docs/formats.md)")
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
                         help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
-    parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker threads (default: every core)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="compare the tensor pairs on this dask cluster (tcp://host:8786, or a scheduler JSON "
                              "file); the workers must read both dump folders at the same paths (README 'Scale-out')")

@@ -1,7 +1,7 @@
 """``advisor compare`` end to end: scan, read and compare, pair, compare the rest, write - streaming and resumable.
 
 1. Scan both folders (file names and ``.npy`` headers only).
-2. Read every target dump once (:func:`advisor.compare.work.compare_pair`, in worker processes or
+2. Read every target dump once (:func:`advisor.compare.work.compare_pair`, in worker threads or
    on a cluster through a :data:`~advisor.compare.work.Mapper`): its fingerprint
    (:mod:`advisor.tensors.lineage`) and, when the names already say which golden tensor it is
    compared with (an op's outputs, or any tensor when both sides use the same naming), its metrics,
@@ -49,10 +49,10 @@ class CompareOptions:
     mapping: Path | None = None                   # --map: {target op: golden ops}, YAML or JSON
     fusion: Path | None = None                    # --fusion: fusion_result.json (passes that took effect)
     pair_by_shape: bool = False                   # opt-in guess for inputs nothing else pairs
-    jobs: int | None = None                       # worker processes (default: every core)
+    jobs: int | None = None                       # worker threads (default: every core)
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
-    mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local processes)
+    mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local threads)
     op_map: Path | None = None                    # target op/argument names -> golden ones (op_map.py)
 
 

@@ -37,7 +37,7 @@ it is set, else in the package's ``__pycache__`` when that is writable, else in 
 folder (numba's own order); with none writable it compiles in every process. Even with the cache filled,
 numba costs a fresh process about a second (import and first dispatch; ~3 s on a loaded 2-core
 machine), so it is loaded only where it pays: by a run reading RUN_BYTES of pairs or more (before
-its workers fork), or for a pair of ALONE_ELEMENTS; see :func:`use_for`.
+its worker threads start), or for a pair of ALONE_ELEMENTS; see :func:`use_for`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ MIN_ELEMENTS = 1 << 16
 #: first dispatch, ~1 s idle, ~3 s on a loaded 2-core machine, the compiled code coming from its
 #: cache) is then a fraction of the ~20 ns per element it saves.
 ALONE_ELEMENTS = 1 << 27
-#: A run that reads this many bytes of pairs loads numba once, before its worker processes fork
+#: A run that reads this many bytes of pairs loads numba once, before its worker threads start
 #: (advisor/compare/work.py): below it, numba's fixed cost is more than it saves.
 RUN_BYTES = 512 * 1024 ** 2
 #: Largest magnitude the compiled pass takes: squares summed over 10^12 elements stay finite.
@@ -218,7 +218,7 @@ def use_in_run(size: int, run: bool) -> bool:
 
 
 def warm_up() -> None:
-    """Load numba and every loop for float32 chunks (the usual signature; a forked worker inherits
+    """Load numba and every loop for float32 chunks (the usual signature; the worker threads share
     them, other signatures load from numba's cache on first use)."""
     kernel = compiled()
     values = np.ones(4, np.float32)
