@@ -183,7 +183,6 @@ def test_cli_reports_a_missing_folder_with_exit_2(tmp_path, capsys):
 def test_cli_interrupted_says_how_to_resume(dumps, tmp_path, capsys, monkeypatch):
     golden, target = dumps
     monkeypatch.setattr(runner, "compare_dumps", lambda options, stream=None: (_ for _ in ()).throw(KeyboardInterrupt))
-    monkeypatch.setattr("advisor.cli.compare.compare_dumps", runner.compare_dumps)
     code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv")])
     assert code == 130
     assert "run the same command again to resume" in capsys.readouterr().err
