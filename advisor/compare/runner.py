@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -163,10 +163,6 @@ class _Work:
             self.bar.close()
             self.bar = None
 
-    def _marked(self, tasks: list[PairTask]) -> list[PairTask]:
-        """The tasks, marked with the run's choice of pass (see ``read_targets``)."""
-        return [replace(task, compiled=True) for task in tasks] if self.compiled else tasks
-
     def read_targets(self, target: DumpFolder, golden: DumpFolder, fusion: FusionMap | None,
                      op_map: OpMap | None = None) -> dict[str, TensorPrint]:
         """Step 2: every target dump not in the journal, fingerprinted and compared where the names
@@ -184,14 +180,15 @@ class _Work:
             other = partners.get(str(dump.path))
             tasks.append(PairTask(key, str(dump.path), str(other.path) if other else None,
                                   _relative(other.path, golden.root) if other else None,
-                                  nbytes=dump.nbytes + (other.nbytes if other else 0)))
-        self._run("reading target", len(target.files), self._marked(tasks))
+                                  nbytes=dump.nbytes + (other.nbytes if other else 0), compiled=self.compiled))
+        self._run("reading target", len(target.files), tasks)
         return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
     def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
         """Step 4: the distinct comparisons of the plan that step 2 (or an earlier run) did not make."""
         unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
         tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
-                          fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes)
+                          fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes,
+                          compiled=self.compiled)
                  for key, row in unique.items() if key not in self.journal.pairs]
-        self._run("comparing pairs", len(tasks), self._marked(tasks))
+        self._run("comparing pairs", len(tasks), tasks)

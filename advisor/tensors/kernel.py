@@ -306,15 +306,15 @@ def add_chunks(sums, x: np.ndarray, y: np.ndarray, chunk: int) -> None:
     x_low, x_scale = _scale(sums.x_range)
     y_low, y_scale = _scale(sums.y_range)
     totals = np.array([getattr(sums, name) for name in _PART_NAMES])
-    extremes = np.array([0, -1, -1])
+    extremes = np.array([0, -1, -1], dtype=np.int64)
     ad, rel = _buffer("absolute errors", chunk, np.float64), _buffer("relative errors", chunk, np.float64)
     step = chunk * max(1, GROUP // chunk)
     for start in range(0, x.size, step):
         xs, ys = x[start:start + step], y[start:start + step]
         a, ratio = _buffer("kl sides", xs.size, np.float32), _buffer("kl ratios", xs.size, np.float32)
         chunks = -(-xs.size // chunk)
-        parts, counts, tops = np.empty((chunks, len(_PART_NAMES))), np.empty(chunks, np.int64), np.empty((chunks, 2),
-                                                                                                           np.int64)
+        parts = np.empty((chunks, len(_PART_NAMES)))
+        counts, tops = np.empty(chunks, np.int64), np.empty((chunks, 2), np.int64)
         kernel["sums"](xs, ys, chunk, x_low, x_scale, y_low, y_scale, sums.eps, sums.kl_floor, ad, ad.view(np.int64),
                        rel, rel.view(np.int64), a, ratio, parts, counts, tops)
         np.log(ratio, out=ratio)

@@ -112,9 +112,8 @@ _PLAIN_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order':
 
 def read_header_at(file: io.RawIOBase) -> tuple[tuple[int, ...], bool, np.dtype, int]:
     """(shape, fortran order, dtype, offset of the data) of the ``.npy`` file open unbuffered as
-    ``file``, read from its start in one call for the usual header; numpy's ValueError for a file
-    that is not ``.npy``."""
-    file.seek(0)
+    ``file`` and standing at its start (just opened), read in one call for the usual header;
+    numpy's ValueError for a file that is not ``.npy``."""
     head = file.read(_HEAD) or b""
     if len(head) >= 10 and head[:6] == b"\x93NUMPY" and head[6] in (1, 2, 3):
         width = 2 if head[6] == 1 else 4
@@ -131,7 +130,9 @@ def read_header_at(file: io.RawIOBase) -> tuple[tuple[int, ...], bool, np.dtype,
     return tuple(int(d) for d in shape), bool(fortran), dtype, handle.tell()
 
 
+@functools.lru_cache(maxsize=1024)
 def _plain_header(text: bytes) -> tuple[tuple[int, ...], bool, np.dtype] | None:
+    """The header numpy writes, parsed; remembered, as a folder of dumps repeats a few shapes."""
     found = _PLAIN_HEADER.match(text.decode("latin1"))
     if found is None:
         return None

@@ -92,7 +92,7 @@ class Range:
                 piece = kernel.widen(piece, "range")
             else:
                 piece = piece.astype(np.float32)
-        low, high = float(np.min(piece)), float(np.max(piece))
+        low, high = float(piece.min()), float(piece.max())
         if np.isnan(low) or np.isnan(high):
             self.low = self.high = np.nan
         else:
@@ -130,8 +130,8 @@ class PairSums:
         if self.compiled:
             x, y = kernel.widen(x, "x"), kernel.widen(y, "y")
             if self.x_range is None or self.y_range is None:
-                self.x_range = (float(np.min(x)), float(np.max(x)))
-                self.y_range = (float(np.min(y)), float(np.max(y)))
+                self.x_range = (float(x.min()), float(x.max()))
+                self.y_range = (float(y.min()), float(y.max()))
             if self._moderate is None:
                 self._moderate = kernel.moderate(self.x_range) and kernel.moderate(self.y_range)
             if self._moderate:
@@ -148,8 +148,8 @@ class PairSums:
         np.copyto(x64, x, casting="unsafe")
         np.copyto(y64, y, casting="unsafe")
         if self.x_range is None or self.y_range is None:
-            self.x_range = (float(np.min(x64)), float(np.max(x64)))
-            self.y_range = (float(np.min(y64)), float(np.max(y64)))
+            self.x_range = (float(x64.min()), float(x64.max()))
+            self.y_range = (float(y64.min()), float(y64.max()))
         self.n += size
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if self.finite:
@@ -163,7 +163,7 @@ class PairSums:
             self.dd += float(np.dot(d64, d64))
             np.abs(d64, out=d64)
             self.abs_sum += float(np.dot(d64, ones))
-            self.abs_max = _max(self.abs_max, float(np.max(d64)))
+            self.abs_max = _max(self.abs_max, float(d64.max()))
             self._relative(d64, y64)
 
     @property
@@ -209,7 +209,7 @@ class PairSums:
             errors = ad[keep] / y64[keep]
         self.rel_count += count
         self.rel_sum += float(np.sum(errors))
-        self.rel_max = _max(self.rel_max, float(np.max(errors)))
+        self.rel_max = _max(self.rel_max, float(errors.max()))
 
 
 _SCRATCH = threading.local()
@@ -278,7 +278,7 @@ def _piece(chunk: int) -> int:
 
 def _span(values: np.ndarray) -> tuple[float, float]:
     """(min, max) of float32/float64 values; (NaN, NaN) when one is NaN, as :class:`Range`."""
-    low, high = float(np.min(values)), float(np.max(values))
+    low, high = float(values.min()), float(values.max())
     return (np.nan, np.nan) if np.isnan(low) or np.isnan(high) else (low, high)
 
 
