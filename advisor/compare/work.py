@@ -155,7 +155,10 @@ def local_mapper(jobs: int) -> Mapper:
     without the GIL), so ``jobs`` threads keep that many cores busy, and they share the process's
     numba, its imports and its buffers, where each worker process paid for a fork, the pages it
     copied and buffers of its own: two processes took 50-70% more CPU time than one for the same
-    run, two threads 5-25% (benchmarks/compare.py, 950 MB of dumps)."""
+    run, two threads 0-25% (benchmarks/compare.py, 950 MB of dumps, 2 cores). The price is the
+    Python around each pair, which holds the GIL: about a quarter of a pair of 256k elements (less
+    for larger tensors), which bounds the speedup near four threads; beyond that, a dask cluster
+    of worker processes (``--scheduler``) spreads the pairs further."""
     def mapper(function: Callable[[list[PairTask]], list[PairResult]],
                grouped: Iterator[list[PairTask]]) -> Iterator[list[PairResult]]:
         pending_batches = list(grouped)
