@@ -251,9 +251,13 @@ def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:
     empty = pd.Series(pd.NA, index=range(n), dtype="string")
     npu_name = text.get("_npu_name", empty)
     bench_name = text.get("_bench_name", empty)
-    # one pass over both columns: most rows print the same name twice
-    both = split_tensor_names(pd.concat([npu_name, bench_name], ignore_index=True))
-    npu, bench = both.iloc[:n].reset_index(drop=True), both.iloc[n:].reset_index(drop=True)
+    # one pass over both columns; most rows print the same name twice, and a bench name is split
+    # only where it differs
+    differ = np.flatnonzero(~(npu_name == bench_name).fillna(False).to_numpy(dtype=bool))
+    both = split_tensor_names(pd.concat([npu_name, bench_name.iloc[differ]], ignore_index=True))
+    at = np.arange(n)
+    at[differ] = n + np.arange(differ.size)
+    npu, bench = both.iloc[:n], both.take(at).reset_index(drop=True)
     npu_side = npu_name.notna() | text.get("npu_dtype", empty).notna()
     bench_side = bench_name.notna() | text.get("golden_dtype", empty).notna()
     npu_only = (npu_side & ~bench_side).to_numpy(dtype=bool)
