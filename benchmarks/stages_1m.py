@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                  "summarise_overflow"):
         stages.wrap(builder, name)
     for name in ("load_packs", "read_comparison", "build_facts", "_check_something_compared", "_evidence",
-                 "provided_facts", "run_rules", "_attach_source_lines", "rank_findings", "vendor_verdict", "remedy_for",
+                 "provided_facts", "run_rules", "attach_source_lines", "rank_findings", "vendor_verdict", "remedy_for",
                  "op_series", "root_neighbourhood", "key_ops", "op_types_of", "Diagnosis"):
         stages.wrap(pipeline, name)
     options = pipeline.AnalysisOptions(comparison=args.comparison)

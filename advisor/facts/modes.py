@@ -32,12 +32,9 @@ def mark_mode_evidence(frame: pd.DataFrame, position: np.ndarray, role: pd.Categ
     data_code, output_code = role.categories.get_loc("data"), role.categories.get_loc("output")
     first_data = _first_row_per_op(position, codes == data_code, n)
     first_output = _first_row_per_op(position, codes == output_code, n)
-    for op in wanted:
-        data, output = first_data[op], first_output[op]
-        if data < 0 or output < 0:
-            continue
-        npu_passes[op] = _passes(frame, "npu", data, output)
-        golden_passes[op] = _passes(frame, "golden", data, output)
+    wanted = wanted[(first_data[wanted] >= 0) & (first_output[wanted] >= 0)]
+    npu_passes[wanted] = _passes(frame, "npu", first_data[wanted], first_output[wanted])
+    golden_passes[wanted] = _passes(frame, "golden", first_data[wanted], first_output[wanted])
     ops["mode_npu_passes"] = pd.array(npu_passes, dtype="boolean")
     ops["mode_golden_passes"] = pd.array(golden_passes, dtype="boolean")
     ops["mode_differs"] = (ops["mode_npu_passes"] != ops["mode_golden_passes"]).fillna(False).to_numpy(dtype=bool)
@@ -52,12 +49,15 @@ def _first_row_per_op(position: np.ndarray, where: np.ndarray, ops: int) -> np.n
     return first
 
 
-def _passes(frame: pd.DataFrame, side: str, data: int, output: int) -> bool | None:
-    """Whether ``side``'s output statistics equal its input's (None when none is printed)."""
-    inputs = np.array([frame[f"{side}_{s}"].iat[data] for s in STATISTICS], dtype=float)
-    outputs = np.array([frame[f"{side}_{s}"].iat[output] for s in STATISTICS], dtype=float)
+def _passes(frame: pd.DataFrame, side: str, data: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """Per (input row, output row) pair: whether ``side``'s output statistics equal its input's
+    (None when none is printed on both), all pairs at once."""
+    columns = [frame[f"{side}_{s}"].to_numpy(dtype=float, na_value=np.nan) for s in STATISTICS]
+    inputs = np.column_stack([column[data] for column in columns]) if len(data) else np.zeros((0, len(columns)))
+    outputs = np.column_stack([column[output] for column in columns]) if len(data) else inputs
     printed = np.isfinite(inputs) & np.isfinite(outputs)
-    if not printed.any():
-        return None
-    scale = max(float(np.nanmax(np.abs(inputs[printed]))), 1e-30)
-    return bool((np.abs(outputs[printed] - inputs[printed]) <= PASS_THROUGH_TOLERANCE * scale).all())
+    scale = np.maximum(np.where(printed, np.abs(inputs), 0.0).max(axis=1, initial=0.0), 1e-30)
+    with np.errstate(invalid="ignore"):  # inf - inf where a side prints no finite statistic
+        same = np.abs(outputs - inputs) <= PASS_THROUGH_TOLERANCE * scale[:, None]
+    passes = np.where(printed, same, True).all(axis=1)
+    return np.where(printed.any(axis=1), passes, None).astype(object)

@@ -17,8 +17,10 @@ A *call* is one execution of an API or a module; its tensors hang below it::
 ``Torch_relu`` -> ``Torch.relu``) or ``Module.<class>`` / ``Cell.<class>`` for a module call.
 Names that fit none of these shapes give NA parts, never an error.
 
-Speed: a column is factorized first and each distinct name parsed once (a compare CSV names
-every call three times or more, and usually prints the same name in NPU Name and Bench Name).
+Speed: a column is dictionary-encoded and each distinct name parsed once, by Arrow's regular
+expressions (RE2, in C++): an LLM's comparison holds a million distinct names, and a Python match
+per name cost 6 s of a 1M-row run. The patterns are ASCII and free of look-around, so Python's re
+(``parse_call``, one name at a time) and RE2 read every name alike (tests/ingest/test_msprobe_names.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from advisor.ingest.csv_cells import arrow_strings
 
@@ -41,16 +45,18 @@ CURRENT_TENSOR = (rf"^(?P<call>.+\.{_DIRECTION}(?:\.\d+)?)\.(?P<io>input|kwargs|
 PARAMETER_GRAD = r"^(?P<call>.+)\.(?P<io>parameters_grad)(?:\.(?P<arg>.+))?$"
 # Old ptdbg names: Functional_linear_0_forward_input.0, Functional_linear_0_forward_output.
 OLD_TENSOR = rf"^(?P<call>.+[._]{_DIRECTION})[._](?P<io>input|output)(?:\.(?P<arg>.+))?$"
-TENSOR_PATTERNS = tuple(re.compile(p) for p in (CURRENT_TENSOR, PARAMETER_GRAD, OLD_TENSOR))
+TENSOR_PATTERNS = tuple(re.compile(p, re.ASCII) for p in (CURRENT_TENSOR, PARAMETER_GRAD, OLD_TENSOR))
 
 # A counter or an index is a number of at most 18 digits (an int64): a name with more is not one msprobe
 # writes, and Python refuses to read a number of over 4,300 digits (ValueError, exit 3).
 _NUMBER = r"\d{1,18}"
-API_CALL = re.compile(rf"^(?P<api>.+?)(?P<sep>[._])(?P<counter>{_NUMBER})[._](?P<direction>{_DIRECTION})$")
+API_CALL = re.compile(rf"^(?P<api>.+?)(?P<sep>[._])(?P<counter>{_NUMBER})[._](?P<direction>{_DIRECTION})$",
+                      re.ASCII)
 MODULE_CALL = re.compile(rf"^(?P<kind>Module|Cell)\.(?:(?P<path>.+)\.)?(?P<cls>[^.]+)\.(?P<direction>"
-                         rf"{_DIRECTION})\.(?P<counter>{_NUMBER})$")
-LEADING_INDEX = re.compile(rf"{_NUMBER}(?=\.|$)")
-MODULE_OWNER = re.compile(r"^(?P<kind>Module|Cell)\.(?:(?P<path>.+)\.)?(?P<cls>[^.]+)$")  # of parameters_grad
+                         rf"{_DIRECTION})\.(?P<counter>{_NUMBER})$", re.ASCII)
+LEADING_INDEX = re.compile(rf"^(?P<slot>{_NUMBER})(?:\.|$)", re.ASCII)
+# the module of a parameters_grad tensor
+MODULE_OWNER = re.compile(r"^(?P<kind>Module|Cell)\.(?:(?P<path>.+)\.)?(?P<cls>[^.]+)$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,12 @@ class CallParts:
 
 
 def parse_call(call: str) -> CallParts | None:
-    if match := MODULE_CALL.match(call):
+    """One call name's parts, as ``split_call_names`` gives them for a column (the same patterns,
+    matched whole as Arrow matches them)."""
+    if match := MODULE_CALL.fullmatch(call):
         return CallParts("module", f"{match['kind']}.{match['cls']}", match["cls"], match["path"] or "",
                          match["direction"], int(match["counter"]))
-    if match := API_CALL.match(call):
+    if match := API_CALL.fullmatch(call):
         api = match["api"].replace("_", ".", 1) if match["sep"] == "_" else match["api"]
         return CallParts("api", api, api, "", match["direction"], int(match["counter"]))
     return None
@@ -75,67 +83,113 @@ def parse_call(call: str) -> CallParts | None:
 
 def split_call_names(calls: pd.Series) -> pd.DataFrame:
     """Columns ``direction, op_type, counter, kind`` for a column of call names."""
-    codes, uniques = _distinct(calls)
-    parts = [parse_call(str(u)) for u in uniques]
-    table = pd.DataFrame({
-        "direction": [p.direction if p else None for p in parts] + [None],
-        "op_type": [p.op_type if p else None for p in parts] + [None],
-        "counter": [p.counter if p else None for p in parts] + [None],
-        "kind": [p.kind if p else None for p in parts] + [None],
-    })
-    return _typed_rows(table, codes, calls.index)  # code -1 (NA) takes the last row
+    codes, distinct = _distinct(calls)
+    parts = _call_parts(distinct)
+    return _typed_rows({name: parts[name] for name in ("direction", "op_type", "counter", "kind")}, codes,
+                       calls.index)
 
 
 def split_tensor_names(names: pd.Series) -> pd.DataFrame:
     """Columns ``call, io, arg, slot, direction, op_type, counter`` for a column of tensor names."""
-    codes, uniques = _distinct(names)
-    rows = [_tensor_parts(str(u)) for u in uniques]
-    table = pd.DataFrame(rows + [(None,) * 6], columns=["call", "io", "arg", "slot", "direction", "op_type"])
-    calls = split_call_names(table["call"])
-    table["counter"] = calls["counter"].to_numpy()
+    codes, distinct = _distinct(names)
+    parts = _tensor_parts(distinct)
+    calls = _call_parts(parts["call"])
     # a parameters_grad tensor's call is its module: direction and op_type are already set
-    table["direction"] = table["direction"].fillna(calls["direction"])
-    table["op_type"] = table["op_type"].fillna(calls["op_type"])
-    return _typed_rows(table, codes, names.index)
+    parts["direction"] = pc.coalesce(parts["direction"], calls["direction"])
+    parts["op_type"] = pc.coalesce(parts["op_type"], calls["op_type"])
+    parts["counter"] = calls["counter"]
+    return _typed_rows(parts, codes, names.index)
 
 
-def _distinct(values: pd.Series) -> tuple[np.ndarray, list]:
-    """``pd.factorize`` of a text column: per row a code (-1: NA) into the distinct texts. A column
-    held in Arrow is encoded by Arrow, without a Python string per row (only per distinct text)."""
+DOT = pa.scalar(".", pa.large_string())
+
+
+def _distinct(values: pd.Series) -> tuple[pa.Array, pa.Array]:
+    """The column's distinct texts (Arrow strings) and per row the index of its text (null: NA),
+    encoded by Arrow: names are parsed once each, in C++, never as a Python string per row."""
     arrow = arrow_strings(values)
-    if arrow is None:
-        codes, uniques = pd.factorize(values.to_numpy(dtype=object, na_value=None))
-        return codes, list(uniques)
+    if arrow is None:  # Python strings (or anything else: as ``str`` of it)
+        arrow = arrow_strings(values.astype(pd.StringDtype("pyarrow")))
     encoded = arrow.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return codes, encoded.dictionary.to_pylist()
+    return encoded.indices, encoded.dictionary
 
 
-def _tensor_parts(name: str) -> tuple[object, ...]:
-    for pattern in TENSOR_PATTERNS:
-        if match := pattern.match(name):
-            call, io, arg = match["call"], match["io"], match["arg"]
-            if arg is None:
-                slot = 0                 # a bare .output: the single one
-            elif (lead := LEADING_INDEX.match(arg)) is not None:
-                slot = int(lead.group())  # 0 of 0.1: the argument, not its element
-            else:
-                slot = None              # a keyword argument or a parameter name
-            if io == "parameters_grad" and (owner := MODULE_OWNER.match(call)):
-                return call, IO_WORDS[io], arg, slot, "backward", f"{owner['kind']}.{owner['cls']}"
-            return call, IO_WORDS[io], arg, slot, None, None
-    return (None,) * 6
+def _matches(texts: pa.Array, pattern: re.Pattern[str], where: pa.Array | None = None) -> tuple[pa.Array, Groups]:
+    """Which texts ``pattern`` matches (only among ``where``), and its named groups per text (null
+    where it did not match or the group took no part). RE2 finds the matches with its fast DFA, then
+    captures on those rows only. The patterns are ASCII and free of look-around, so RE2 (Arrow) and
+    Python's re capture alike."""
+    hit = pc.fill_null(pc.match_substring_regex(texts, pattern.pattern), False)
+    if where is not None:
+        hit = pc.and_(hit, where)
+    found = pc.extract_regex(texts.filter(hit), pattern.pattern)
+    rows = hit.to_numpy(zero_copy_only=False)
+    at = pa.array(np.cumsum(rows) - 1, mask=~rows)
+    groups = {}
+    for name in pattern.groupindex:
+        value = pc.struct_field(found, name)
+        groups[name] = pc.if_else(pc.equal(value, ""), pa.scalar(None, value.type), value).take(at)
+    return hit, groups
 
 
-def _typed_rows(table: pd.DataFrame, codes: np.ndarray, index: pd.Index) -> pd.DataFrame:
-    """Row ``codes[i]`` of ``table`` (its last row, all NA, for code -1) for each i, typed: ``slot`` and
-    ``counter`` Int64, the rest strings. Typed once per distinct row, then taken by code."""
-    at = np.where(codes < 0, len(table) - 1, codes)
+Groups = dict[str, pa.Array]
+
+
+def _call_parts(calls: pa.Array) -> Groups:
+    """``kind, op_type, direction, counter`` of each call name (null when it fits no shape): as
+    ``parse_call``, over a whole array at once, each distinct call once."""
+    encoded = calls.cast(pa.large_string()).dictionary_encode()
+    distinct = encoded.dictionary
+    is_module, module = _matches(distinct, MODULE_CALL)
+    is_api, api = _matches(distinct, API_CALL, where=pc.invert(is_module))
+    spelt = pc.if_else(pc.equal(api["sep"], "_"), pc.replace_substring(api["api"], "_", ".", max_replacements=1),
+                       api["api"])
+    parts = {
+        "kind": pc.if_else(is_module, "module", pc.if_else(is_api, "api", pa.scalar(None, pa.string()))),
+        "op_type": pc.coalesce(pc.binary_join_element_wise(module["kind"], module["cls"], DOT), spelt),
+        "direction": pc.coalesce(module["direction"], api["direction"]),
+        "counter": pc.coalesce(module["counter"], api["counter"]).cast(pa.int64()),
+    }
+    return {name: values.take(encoded.indices) for name, values in parts.items()}
+
+
+def _tensor_parts(names: pa.Array) -> Groups:
+    """``call, io, arg, slot, direction, op_type`` of each tensor name (null when it fits no shape);
+    direction and op_type only for a parameters_grad tensor, whose call is its module."""
+    names = names.cast(pa.large_string())
+    taken = pa.repeat(False, len(names))
+    found = []
+    for pattern in TENSOR_PATTERNS:  # the first pattern that matches decides
+        hit, groups = _matches(names, pattern, where=pc.invert(taken))
+        found.append(groups)
+        taken = pc.or_(taken, hit)
+    call, io, arg = (pc.coalesce(*(groups[name] for groups in found)) for name in ("call", "io", "arg"))
+    # a bare .output is the single one (slot 0); 0 of 0.1 is the argument, not its element; a keyword
+    # argument or a parameter name has no slot
+    _, lead = _matches(pc.fill_null(arg, ""), LEADING_INDEX)
+    slot = pc.if_else(pc.is_null(arg), pc.if_else(taken, 0, pa.scalar(None, pa.int64())),
+                      lead["slot"].cast(pa.int64()))
+    grad, owner = _matches(pc.fill_null(call, ""), MODULE_OWNER, where=pc.fill_null(pc.equal(io, "parameters_grad"),
+                                                                                     False))
+    words = pa.array(list(IO_WORDS), pa.large_string())
+    io_word = pc.take(pa.array(list(IO_WORDS.values()), pa.large_string()), pc.index_in(io, value_set=words))
+    return {
+        "call": call, "io": io_word, "arg": arg, "slot": slot,
+        "direction": pc.if_else(grad, pa.scalar("backward", pa.large_string()), pa.scalar(None, pa.large_string())),
+        "op_type": pc.binary_join_element_wise(owner["kind"], owner["cls"], DOT),
+    }
+
+
+def _typed_rows(parts: dict[str, pa.Array], codes: pa.Array, index: pd.Index) -> pd.DataFrame:
+    """Row ``codes[i]`` of the distinct parts for each i (all NA for a null code), typed: ``slot`` and
+    ``counter`` Int64, the rest strings. Taken by Arrow, then wrapped without a copy."""
     columns = {}
-    for name in table.columns:
-        if name in ("slot", "counter"):
-            typed = pd.to_numeric(table[name]).astype("Int64")
+    for name, values in parts.items():
+        taken = values.take(codes)
+        if pa.types.is_integer(taken.type):
+            mask = taken.is_null().to_numpy(zero_copy_only=False)
+            numbers = taken.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            columns[name] = pd.arrays.IntegerArray(numbers, mask)
         else:
-            typed = table[name].astype("string")
-        columns[name] = typed.array.take(at)
+            columns[name] = pd.arrays.ArrowStringArray(taken.cast(pa.large_string()))
     return pd.DataFrame(columns, index=index, copy=False)

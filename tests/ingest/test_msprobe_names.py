@@ -57,3 +57,61 @@ def test_call_names_give_kind_and_counter():
     assert calls["kind"].tolist() == ["api", "module", pd.NA]
     assert calls["counter"].tolist() == [3, 2, pd.NA]
     assert calls["op_type"].tolist() == ["Mint.cos", "Cell.Dense", pd.NA]
+
+
+def _python_tensor_parts(name: str) -> tuple[object, ...]:
+    """The grammar read by Python's re, one name at a time (the reference the Arrow reading must equal)."""
+    from advisor.ingest.msprobe_names import IO_WORDS, LEADING_INDEX, MODULE_OWNER, TENSOR_PATTERNS, parse_call
+
+    for pattern in TENSOR_PATTERNS:
+        if match := pattern.fullmatch(name):
+            call, io, arg = match["call"], match["io"], match["arg"]
+            lead = LEADING_INDEX.match(arg) if arg is not None else None
+            slot = 0 if arg is None else int(lead["slot"]) if lead else None
+            if io == "parameters_grad" and (owner := MODULE_OWNER.fullmatch(call)):
+                return call, IO_WORDS[io], arg, slot, "backward", f"{owner['kind']}.{owner['cls']}"
+            parts = parse_call(call)
+            return (call, IO_WORDS[io], arg, slot, parts.direction if parts else None,
+                    parts.op_type if parts else None)
+    return (None,) * 6
+
+
+EDGE_NAMES = [
+    "Functional.linear.\u0663.forward.output.0",          # an Arabic-Indic digit is no counter
+    "Functional.linear.0.forward.output.0\n",             # a trailing newline is part of the name
+    "Module.a.B.forward.0.input.1234567890123456789",    # 19 digits: no slot
+    "Module.a.B.forward.0.input.123456789012345678.2",
+    "Module.fc.Linear.parameters_grad", "Cell.parameters_grad.x", "Module.parameters_grad.w",
+    "a.forward.input", ".forward.output", "Functional..0.forward.output.0", "Tensor___add___3_forward_output",
+    "Distributed.all_reduce.0.forward.input.group", "Module.model.output.Linear.forward.0.output.0.1",
+    "Torch_cat_12_backward_input.0.3", "x_0_forward", "", " ", "Functional.linear.0.forward.kwargs.bias",
+]
+
+
+def test_arrow_reads_every_real_and_odd_name_as_python_re_does():
+    import re
+    from pathlib import Path
+
+    from advisor.ingest.msprobe_names import parse_call
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    names = set(EDGE_NAMES)
+    for path in [*data.glob("realtool/*/compare_result_*.csv"), *data.glob("msprobe_faults/*.csv")]:
+        frame = pd.read_csv(path, usecols=["NPU Name", "Bench Name"], dtype=str, keep_default_na=False)
+        names.update(frame["NPU Name"])
+        names.update(frame["Bench Name"])
+    for path in data.glob("msprobe_faults/*_dump.json"):
+        names.update(re.findall(r'"([A-Z][\w.]*\.(?:forward|backward)[\w.]*)"', path.read_text(encoding="utf-8")))
+    ordered = sorted(names)
+    assert len(ordered) > 1000
+    got = split_tensor_names(pd.Series(ordered, dtype=object))
+    for i, name in enumerate(ordered):
+        row = tuple(None if pd.isna(v) else v for v in got.iloc[i][["call", "io", "arg", "slot", "direction",
+                                                                     "op_type"]])
+        assert row == _python_tensor_parts(name), name
+    calls = [c for c in got["call"].dropna().unique()] + ["Mint.cos.\u0663.forward", "Cell.Dense.forward.1\n"]
+    split = split_call_names(pd.Series(calls, dtype="string"))
+    for i, call in enumerate(calls):
+        parts = parse_call(call)
+        expected = (parts.direction, parts.op_type, parts.counter, parts.kind) if parts else (None,) * 4
+        assert tuple(None if pd.isna(v) else v for v in split.iloc[i]) == expected, call
