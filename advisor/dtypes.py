@@ -12,9 +12,12 @@ msaccucmp writes ``DT_FLOAT16``, msprobe/PyTorch ``torch.float16``, msprobe/Mind
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Largest finite float16 value: a float16 tensor reaching it has overflowed (or saturated).
 FP16_MAX: float = 65504.0
@@ -51,6 +54,8 @@ def normalise_dtype(value: str) -> str:
 
 def normalise_dtypes(values: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A column of dtype names, normalised; NA stays NA."""
+    import pandas as pd  # here: advisor compare and the command-line help use this module without pandas
+
     # A million rows hold a handful of distinct dtypes: normalise the distinct ones only.
     codes, uniques = pd.factorize(values)
     names = np.array([normalise_dtype(str(u)) for u in uniques] + [pd.NA], dtype=object)

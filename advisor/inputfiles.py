@@ -59,43 +59,53 @@ def check_input(path: str | Path, error: type[AdvisorError] = UsageError) -> Pat
 
 def regular_file(path: str | Path, error: type[AdvisorError] = InputFormatError) -> Path:
     """``path`` if it is a regular file (links followed); else ``error`` naming what it is instead."""
-    path = Path(path)
+    _check_regular(path, error)
+    return Path(path)
+
+
+def _check_regular(path: str | Path, error: type[AdvisorError]) -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise error("file not found", path=path) from None
+        raise error("file not found", path=Path(path)) from None
     except (OSError, ValueError) as exc:
-        raise error(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path=path) from None
+        raise error(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path=Path(path)) from None
     if stat.S_ISDIR(mode):
-        raise error("is a folder, expected a file", path=path)
+        raise error("is a folder, expected a file", path=Path(path))
     if not stat.S_ISREG(mode):
         raise _refusal(mode, path, error)
-    return path
 
 
 def open_input(path: str | Path, error: type[AdvisorError] = InputFormatError, *,
                max_bytes: int | None = None, what: str = "file") -> BinaryIO:
     """``path`` opened for reading in binary, never blocking: a regular file of at most ``max_bytes``,
     else ``error`` naming it (``what`` names the kind of file in the size message)."""
-    path = Path(regular_file(path, error))
+    return os.fdopen(open_input_fd(path, error, max_bytes=max_bytes, what=what), "rb")
+
+
+def open_input_fd(path: str | Path, error: type[AdvisorError] = InputFormatError, *,
+                  max_bytes: int | None = None, what: str = "file") -> int:
+    """:func:`open_input` as a bare file descriptor (the caller closes it): for a reader that
+    fills its own buffers and needs no buffered file around them."""
+    _check_regular(path, error)
     try:
         fd = os.open(path, _FLAGS)
     except FileNotFoundError:
-        raise error("file not found", path=path) from None
+        raise error("file not found", path=Path(path)) from None
     except OSError as exc:
-        raise error(f"cannot read: {exc.strerror or exc}", path=path) from None
+        raise error(f"cannot read: {exc.strerror or exc}", path=Path(path)) from None
     try:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):          # swapped since the check above
             raise _refusal(found.st_mode, path, error)
         if max_bytes is not None and found.st_size > max_bytes:
             raise error(f"is {found.st_size / 2**20:,.0f} MiB: larger than the {max_bytes / 2**20:,.0f} MiB advisor "
-                        f"reads of a {what}", path=path)
+                        f"reads of a {what}", path=Path(path))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb")
+    return fd
 
 
 def read_input(path: str | Path, error: type[AdvisorError] = InputFormatError, *,

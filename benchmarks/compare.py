@@ -15,19 +15,26 @@ this one process and with a warm page cache for all of them:
 - ``advisor compare`` with each ``--jobs`` count, best of ``--repeat`` after one untimed run (numba's
   compilation or cache load), and once more on one process with the compiled pass off (the numpy
   pass every pair under ``kernel.MIN_ELEMENTS`` takes);
+- the metrics' arithmetic alone: the compiled pass over as many pairs of the same size, already in
+  memory, on one thread (what no reading, pairing or bookkeeping can go below);
+- the command line end to end: ``advisor compare`` in a fresh process (Python's start, the imports,
+  numba's cache load, then the run), next to a fresh process loading every file with ``np.load``;
 - what the compiled pass costs a first run: a fresh process comparing one pair, with an empty numba
   cache, with a filled one, and on the numpy pass.
 
 Each line prints MB/s over the bytes of every dump file (both folders), the CPU seconds (this
 process and its workers: steadier than wall time on a loaded machine), and the compare lines the
 ratio of their time to the ``np.load`` time (the target of issue #17: at most 1.5). The exit status
-is 1 when the best ``advisor compare`` line (the compiled pass, any ``--jobs``) misses that target.
+is 1 when the best ``advisor compare`` line (the compiled pass, any ``--jobs``, in this process) misses
+that target. On a machine other work keeps busy, wall times stretch with the load and extra threads
+get no idle core: the CPU ratios beside them are the steadier figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +48,7 @@ import numpy as np  # noqa: E402
 
 from advisor.compare.runner import CompareOptions, compare_dumps  # noqa: E402
 from advisor.tensors import kernel  # noqa: E402
+from advisor.tensors.running import pair_sums  # noqa: E402
 
 START_US = 1_714_987_110_000_000
 MAX_RATIO = 1.5     # advisor compare / np.load of the same files, wall time (issue #17)
@@ -98,7 +106,7 @@ def read_only(folders: list[Path]) -> float:
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (the worker processes of --jobs N)."""
+    """CPU time of this process and of its finished children (a dask cluster's local workers, say)."""
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
 
@@ -140,6 +148,48 @@ def compile_costs(root: Path) -> None:
     warm = min(first_pair_seconds(size, True, cache) for _ in range(2))
     print(f"first pair of {size} elements in a fresh process: numpy pass {numpy_pass:.2f} s, compiled pass "
           f"{cold:.2f} s with an empty numba cache, {warm:.2f} s with it filled")
+
+
+def arithmetic_seconds(pairs: int, elements: int, repeat: int) -> float:
+    """Seconds of the compiled pass over ``pairs`` float16/float32 pairs of ``elements`` elements held
+    in memory, on one thread: the metrics with nothing read, paired or written."""
+    rng = np.random.default_rng(1)
+    golden = rng.standard_normal(elements).astype(np.float32)
+    target = (golden + 1e-3 * rng.standard_normal(elements)).astype(np.float16)
+    pair_sums(target, golden, compiled=True)
+
+    def all_pairs() -> None:
+        for _ in range(pairs):
+            pair_sums(target, golden, compiled=True)
+
+    return min(timed(all_pairs)[0] for _ in range(repeat))
+
+
+_LOAD_ALL = ("import sys, pathlib, numpy as np\n"           # each array dropped once read, as read_only() does
+             "for d in sys.argv[1:]:\n    for p in pathlib.Path(d).rglob('*.npy'):\n        np.load(p)")
+
+
+def fresh_process(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh process running ``argv`` (its CPU from the kernel's accounting)."""
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr}")
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def command_line(golden_dir: Path, target_dir: Path, output: Path, repeat: int) -> None:
+    """``advisor compare`` end to end in a fresh process, beside a fresh process's ``np.load`` of every file."""
+    loading = min(fresh_process([sys.executable, "-c", _LOAD_ALL, str(golden_dir), str(target_dir)])
+                  for _ in range(repeat))
+    command = [sys.executable, "-m", "advisor", "compare", "--golden", str(golden_dir), "--target", str(target_dir),
+               "-o", str(output), "--restart", "-q"]
+    running = min(fresh_process(command) for _ in range(repeat))
+    print(f"{'fresh process: np.load':<30}{loading[0]:7.2f} s   CPU {loading[1]:6.2f} s")
+    print(f"{'fresh process: advisor compare':<30}{running[0]:7.2f} s   CPU {running[1]:6.2f} s   "
+          f"ratio {running[0] / loading[0]:5.2f}x (CPU {running[1] / loading[1]:5.2f}x): Python, imports and "
+          "numba's cache load included")
 
 
 def dd_read(folders: list[Path]) -> tuple[float, str]:
@@ -199,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"ratio {best / reading:5.2f}x np.load (CPU {cpu / reading_cpu:5.2f}x), {best / disk:5.2f}x dd   "
                   f"({summary.rows} rows, {summary.pairs} distinct pairs)")
         kernel.MIN_ELEMENTS = runs[0][2]
+        arithmetic = arithmetic_seconds(summary.pairs, args.elements, args.repeat)
+        print(f"{'metrics alone, 1 thread':<30}{arithmetic:7.2f} s   ratio {arithmetic / reading:5.2f}x np.load: "
+              f"the arithmetic of {summary.pairs} pairs in memory, nothing read")
+        command_line(golden_dir, target_dir, root / "result_cli.csv", args.repeat)
         compile_costs(root)
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
     best_ratio = min(ratios)

@@ -25,7 +25,7 @@ ADVISOR = REPO / "advisor"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "inputfiles", "yamlfile",
                         "resources", "cjk", "templating", "progress", "filekind", "memory", "ownfiles", "plugins",
-                        "cachefiles"})),
+                        "cachefiles", "defaults"})),
     ("readers", frozenset({"ingest", "graph", "tensors", "compare", "detections"})),
     ("facts", frozenset({"facts", "evidence", "post"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),

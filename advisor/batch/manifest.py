@@ -60,6 +60,7 @@ from typing import Any, NoReturn
 
 from ..advice import LANGUAGES
 from ..config import ProjectConfig
+from ..defaults import DEFAULT_OUTPUT, HISTORY_FILE
 from ..errors import RulePackError, UsageError
 from ..remedy import parse_backends
 from ..report import get_reporter
@@ -72,8 +73,6 @@ from .jobs import OPTION_KEYS, Batch, Job, make_job, merge_layers, settings_laye
 TOP_KEYS = ("title", "output", "history", "workers", "allow_outside", "evidence", "defaults", "jobs")
 JOB_KEYS = ("name", "input", "output", "graph", "dumps", "config", *OPTION_KEYS)
 DUMPS_KEYS = ("golden", "target")
-DEFAULT_OUTPUT = "advisor-batch"
-HISTORY_FILE = "history.sqlite"
 
 
 class ManifestError(UsageError):

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..config import ProjectConfig
+from ..defaults import DEFAULT_PATTERN
 from ..errors import UsageError
 from .evidence import find_evidence, patterns
 from .jobs import Batch, Job, make_job, merge_layers, settings_layer
 from .manifest import DEFAULT_OUTPUT, HISTORY_FILE, batch_digest, check_job_name, check_unique
-
-DEFAULT_PATTERN = "result_*.csv"
 
 
 def scan_batch(folder: Path, options: Mapping[str, Any], settings: ProjectConfig, *, output: Path | None = None,

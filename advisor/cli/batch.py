@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..batch import BatchResult, load_manifest, run_batch, scan_batch
-from ..batch.evidence import parse_patterns
-from ..batch.records import JobOutcome
-from ..batch.scan import DEFAULT_PATTERN
 from ..cluster import connect, require_distributed, worker_threads
-from ..cluster.batch import executor
 from ..config import load_config
+from ..defaults import DEFAULT_PATTERN
 from ..errors import UsageError
 from ..inputfiles import input_path
 from ..progress import ProgressBar
-from ..report.labels import labels_for, plural
 from . import command_help
 from .options import ANALYSIS_OPTIONS, add_analysis_options
 from .run import parse_formats
+
+if TYPE_CHECKING:
+    from ..batch import BatchResult
+    from ..batch.records import JobOutcome
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -71,6 +70,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..batch import load_manifest, run_batch, scan_batch
+    from ..batch.evidence import parse_patterns
+    from ..cluster.batch import executor
+
     if (args.manifest is None) == (args.scan is None):
         raise UsageError("give a MANIFEST or --scan DIR (one of them)")
     if args.workers is not None and args.workers < 1:
@@ -158,6 +161,8 @@ def _job_line(outcome: JobOutcome, done: int, total: int) -> str:
 
 
 def summary(result: BatchResult, title: str) -> str:
+    from ..report.labels import labels_for, plural
+
     words = labels_for("en")
     overview = result.overview
     resumed = (f" (resumed: {plural(words, 'term.jobs', result.already_done)} done before it stopped)"

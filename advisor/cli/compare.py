@@ -6,14 +6,15 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..cluster import connect, require_distributed
-from ..cluster.compare import mapper
-from ..compare.runner import CompareOptions, CompareSummary, compare_dumps, journal_path
 from ..errors import UsageError
 from ..inputfiles import input_path
-from ..tensors.pairing import TARGET_ONLY
 from . import command_help
+
+if TYPE_CHECKING:
+    from ..compare.runner import CompareOptions, CompareSummary
 
 EXIT_INTERRUPTED = 130
 
@@ -46,7 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "or {ops: {...}, arguments: {...}} (docs/formats.md)")
     parser.add_argument("-o", "--output", type=Path, default=Path("."), metavar="CSV",
                         help="result CSV, or a folder for result_<time>.csv (default: the current folder)")
-    parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N", help="worker threads (default: every core)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="compare the tensor pairs on this dask cluster (tcp://host:8786, or a scheduler JSON "
                              "file); the workers must read both dump folders at the same paths (README 'Scale-out')")
@@ -60,6 +61,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..compare.runner import CompareOptions, compare_dumps, journal_path
+
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.scheduler is not None and args.jobs is not None:
@@ -81,6 +84,9 @@ def execute(args: argparse.Namespace) -> int:
 
 def _on_cluster(options: CompareOptions, scheduler: str) -> CompareSummary:
     """Workers open the dumps by the paths this process found, so they travel absolute."""
+    from ..cluster.compare import mapper
+    from ..compare.runner import compare_dumps
+
     require_distributed()
     with connect(scheduler) as client:
         return compare_dumps(replace(options, golden=options.golden.resolve(), target=options.target.resolve(),
@@ -107,6 +113,8 @@ PAIRED_BY = ("name", "lineage", "fusion-info", "map", "pattern", "graph", "order
 def coverage_text(coverage: dict[str, int]) -> str:
     """``Coverage: 130 of 142 rows compared (name 40, lineage 70, pattern 20); 12 not compared; 8
     target-only``: every row counted once, shape-paired rows called out."""
+    from ..tensors.pairing import TARGET_ONLY
+
     compared = {k: v for k, v in coverage.items() if k and k != TARGET_ONLY}
     total = sum(coverage.values())
     ways = ", ".join(f"{k} {compared[k]}" for k in sorted(compared, key=_paired_rank))

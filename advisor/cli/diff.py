@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..inputfiles import input_path, input_text
-from ..inspect.common import fmt, load_array, paint, render_table, resolve_tensor_file, use_colour
-from ..inspect.diff import DiffReport, diff_tensors
 from . import command_help
+
+if TYPE_CHECKING:
+    from ..inspect.diff import DiffReport
 
 PROBE_KEYS = ("layout_match", "layout_fit", "layout_margin", "channel_order", "channel_margin",
               "norm_relation", "norm_fit", "scale_factor", "norm_known", "geometry_label", "skipped")
@@ -35,6 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..inspect.common import load_array, resolve_tensor_file, use_colour
+    from ..inspect.diff import diff_tensors
+
     if len(args.dumps) > 2:
         raise UsageError("--dumps at most twice (golden, then target)")
     if args.atol < 0 or args.rtol < 0 or args.top < 0:
@@ -61,6 +66,8 @@ def execute(args: argparse.Namespace) -> int:
 
 def diff_text(r: DiffReport, golden: str = "A", target: str = "B", *, colour: bool = False,
               width: int | None = None) -> str:
+    from ..inspect.common import fmt, paint, render_table
+
     lines = [f"golden {golden}: {r.golden_shape} {r.golden_dtype}",
              f"target {target}: {r.target_shape} {r.target_dtype}", ""]
     lines.append(render_table(["metric", "value"], [[k, fmt(v) if not isinstance(v, str) else v]

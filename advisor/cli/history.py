@@ -14,19 +14,18 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..batch.changes import finding_changes, transition
-from ..batch.hashing import short
-from ..batch.manifest import DEFAULT_OUTPUT, HISTORY_FILE
-from ..batch.overview import RunOverview, build_overview
-from ..batch.records import FindingRecord
-from ..batch.store import HistoryStore, ResultRow, RunRow
+from ..defaults import DEFAULT_OUTPUT, HISTORY_FILE
 from ..errors import UsageError
 from ..inputfiles import input_path
-from ..report.text import fmt_value
 from ..text import suggest
 from . import command_help
+
+if TYPE_CHECKING:
+    from ..batch.overview import RunOverview
+    from ..batch.records import FindingRecord
+    from ..batch.store import HistoryStore, ResultRow, RunRow
 
 ACTIONS = ("list", "show", "diff")
 DEFAULT_DB = Path(DEFAULT_OUTPUT) / HISTORY_FILE
@@ -46,6 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..batch.store import HistoryStore
+
     wanted = {"list": (0, 0), "show": (0, 1), "diff": (0, 2)}[args.action]
     if not wanted[0] <= len(args.runs) <= wanted[1] or (args.action == "diff" and len(args.runs) == 1):
         usage = {"list": "list", "show": "show [RUN]", "diff": "diff [RUN_A RUN_B]"}[args.action]
@@ -90,6 +91,9 @@ def _resolve(ref: str, runs: list[RunRow], store: HistoryStore) -> RunRow:
 # -- list ------------------------------------------------------------------------------------------
 
 def _list(store: HistoryStore, runs: list[RunRow], job: str | None) -> tuple[Any, str]:
+    from ..batch.hashing import short
+    from ..report.text import fmt_value
+
     if job is None:
         data = [_run_json(run) for run in runs]
         lines = [f"{'run':>4}  {'started (UTC)':<25} {'status':<11} {'jobs':>4} {'analysed':>8} {'unchanged':>9} "
@@ -115,6 +119,9 @@ def _list(store: HistoryStore, runs: list[RunRow], job: str | None) -> tuple[Any
 # -- show ------------------------------------------------------------------------------------------
 
 def _show(store: HistoryStore, run: RunRow, job: str | None) -> tuple[Any, str]:
+    from ..batch.overview import build_overview
+    from ..report.text import fmt_value
+
     overview = build_overview(store, run.id)
     if job is not None:
         return _show_job(store, overview, job)
@@ -136,6 +143,8 @@ def _show(store: HistoryStore, run: RunRow, job: str | None) -> tuple[Any, str]:
 
 
 def _show_job(store: HistoryStore, overview: RunOverview, job: str) -> tuple[Any, str]:
+    from ..batch.hashing import short
+
     state = next((s for s in overview.jobs if s.name == job), None)
     if state is None:
         raise UsageError(f"job '{job}' has no result in run {overview.run.id}")
@@ -172,6 +181,8 @@ def _diff(store: HistoryStore, first: RunRow, second: RunRow, job: str | None) -
 
 def _diff_job(store: HistoryStore, name: str, a: ResultRow | None, b: ResultRow | None, first: int,
               second: int) -> tuple[dict[str, Any], list[str]]:
+    from ..batch.changes import finding_changes, transition
+
     if a is None or b is None:
         only = first if b is None else second
         return {"job": name, "only_in": only}, [f"{name}: only in run {only}"]

@@ -6,17 +6,16 @@ import argparse
 import json
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
 from ..errors import AdvisorError, UsageError
-from ..facts.thresholds import Thresholds
-from ..graph import read_graph
-from ..ingest.table import STAT_DIFF_COLUMNS
 from ..inputfiles import input_path
-from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width, use_colour
-from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
-from ..inspect.node import NodeReport, inspect_node
 from . import command_help
 from .inputs import add_dump_pair_arguments, read_table
+
+if TYPE_CHECKING:
+    from ..facts.thresholds import Thresholds
+    from ..inspect.node import NodeReport
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -38,6 +37,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..graph import read_graph
+    from ..inspect.common import use_colour
+    from ..inspect.limits import project_thresholds
+    from ..inspect.node import inspect_node
+
     if args.depth < 0:
         raise UsageError("--depth must be 0 or more")
     table = read_table(args)
@@ -61,6 +65,10 @@ def node_text(report: NodeReport, *, colour: bool = False, width: int | None = N
               thresholds: Thresholds | None = None) -> str:
     """A tensor's cosine is coloured by its own limit (advisor/inspect/limits.py): ``thresholds``
     (default: knowledge/thresholds.yaml as shipped)."""
+    from ..ingest.table import STAT_DIFF_COLUMNS
+    from ..inspect.common import SHORT_NAMES, fmt, render_table, terminal_width
+    from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
+
     thresholds = thresholds or project_thresholds()
     identical = report.summary is not None and report.summary.inputs_identical
     lines = [f"{report.name}  ({report.op_type or 'unknown type'})"

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..facts.thresholds import Thresholds
-from ..graph import read_graph
 from ..inputfiles import input_path
-from ..inspect.common import SHORT_NAMES, fmt, jsonable, parse_threshold, render_table, use_colour
-from ..inspect.limits import cosine_limit, cosine_tint, project_thresholds
-from ..inspect.ops import OpSummary, list_ops
 from . import command_help
 from .inputs import add_dump_pair_arguments, read_table
+
+if TYPE_CHECKING:
+    from ..facts.thresholds import Thresholds
+    from ..inspect.ops import OpSummary
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +36,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..graph import read_graph
+    from ..inspect.common import jsonable, parse_threshold, use_colour
+    from ..inspect.limits import project_thresholds
+    from ..inspect.ops import list_ops
+
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     below = parse_threshold(args.below) if args.below else None
@@ -58,6 +63,9 @@ def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = 
     relative error of each statistic (msprobe's summary mode), or whether the checksums differ. The
     output cosine is coloured by the op's own limit (advisor/inspect/limits.py): ``thresholds``
     (default: knowledge/thresholds.yaml as shipped)."""
+    from ..inspect.common import SHORT_NAMES, fmt, render_table
+    from ..inspect.limits import project_thresholds
+
     if not ops:
         return "no op matches"
     metrics = list(ops[0].outputs)
@@ -74,6 +82,9 @@ def ops_text(ops: list[OpSummary], *, colour: bool = False, width: int | None = 
 
 
 def _tensor_ops_text(ops: list[OpSummary], *, colour: bool, width: int | None, thresholds: Thresholds) -> str:
+    from ..inspect.common import fmt, render_table
+    from ..inspect.limits import cosine_limit, cosine_tint
+
     headers = ["#", "type", "name", "fused from", "in cos", "out cos", "out red", "out max_abs"]
     rows, tints = [], []
     for op in ops:

@@ -12,9 +12,8 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..facts.builder import DEFAULT_MAX_OP_FACTS
+from ..defaults import DEFAULT_FORMATS, DEFAULT_MAX_OP_FACTS
 from ..inputfiles import input_path
-from ..report import DEFAULT_FORMATS
 
 
 @dataclass(frozen=True)

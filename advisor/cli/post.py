@@ -7,18 +7,18 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..advice import AdviceBook, preferred_backends, render_advice
 from ..config import load_config
-from ..detections.images import parse_input_size
+from ..defaults import DEFAULT_FORMATS
 from ..diagnosis import SEVERITY_RANK, Diagnosis
 from ..inputfiles import input_path
-from ..pipeline_post import STAGES, PostOptions, analyse_post
 from ..progress import ProgressBar
-from ..report import DEFAULT_FORMATS, write_reports
-from ..report.labels import labels_for, plural
 from . import command_help
 from .run import DEFAULT_OUTDIR, _pair, exit_code, parse_formats
+
+if TYPE_CHECKING:
+    from ..pipeline_post import PostOptions
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -62,6 +62,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def options_from(args: argparse.Namespace) -> PostOptions:
     """Project settings first (packs, disabled rules, severities, parameters), the command line on top."""
+    from ..detections.images import parse_input_size
+    from ..pipeline_post import PostOptions
+
     config = load_config(args.project_config)
     return PostOptions(
         golden=args.golden, target=args.target, mapping=args.mapping, annotations=args.annotations,
@@ -75,6 +78,9 @@ def options_from(args: argparse.Namespace) -> PostOptions:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..pipeline_post import STAGES, analyse_post
+    from ..report import write_reports
+
     formats = parse_formats(args.format)
     options = options_from(args)
     with ProgressBar("advisor post", len(STAGES) + 1, enabled=False if args.quiet else None, delay=2.0,
@@ -91,6 +97,9 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
+    from ..advice import AdviceBook, preferred_backends, render_advice
+    from ..report.labels import labels_for, plural
+
     words = labels_for(lang)
     net = diagnosis.network
     lines = [words["term.post_header"].format(version=diagnosis.version, golden=diagnosis.inputs.get("golden"),

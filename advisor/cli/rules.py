@@ -5,22 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import yaml
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-from ..engine.loading import builtin_pack_paths, installed_packs, load_packs, rules_by_name
-from ..engine.packs import Rule, check_pack, load_pack
-from ..engine.registry import Registry, describe
-from ..engine.scaffold import scaffold_pack
 from ..errors import UsageError
-from ..facts.providers import load_providers
 from ..inputfiles import input_path
-from ..pipeline_cases import run_pack_cases
-from ..report.labels import labels_for
 from ..resources import data_dir
 from ..text import suggest
 from . import command_help
+
+if TYPE_CHECKING:
+    from ..engine.packs import Rule
+    from ..engine.registry import Registry
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -52,6 +47,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..engine.registry import Registry
+    from ..engine.scaffold import scaffold_pack
+    from ..facts.providers import load_providers
+
     command = args.rules_command
     # Installed fact providers add fact kinds that installed or named packs may use.
     registry = Registry()
@@ -73,6 +72,8 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def _fields(registry: Registry, kind: str | None) -> int:
+    from ..engine.registry import describe
+
     if kind is not None and kind not in registry.fields:
         raise UsageError(f"no fact kind '{kind}'{suggest(kind, list(registry.fields))}; "
                          f"known: {', '.join(registry.fields)}")
@@ -87,6 +88,8 @@ def _fields(registry: Registry, kind: str | None) -> int:
 
 
 def _default_paths() -> list[Path]:
+    from ..engine.loading import builtin_pack_paths, installed_packs
+
     installed = []
     for name, dist, path, error in installed_packs():
         if error:
@@ -97,6 +100,8 @@ def _default_paths() -> list[Path]:
 
 
 def _validate(paths: list[Path], registry: Registry) -> int:
+    from ..engine.packs import check_pack
+
     failed = False
     for path in paths:
         pack, problems = check_pack(path, registry)
@@ -111,6 +116,10 @@ def _validate(paths: list[Path], registry: Registry) -> int:
 
 
 def _test(paths: list[Path], registry: Registry) -> int:
+    from ..engine.loading import builtin_pack_paths
+    from ..engine.packs import load_pack
+    from ..pipeline_cases import run_pack_cases
+
     failures = total = 0
     builtin = {p.resolve() for p in builtin_pack_paths()}
     for path in paths:
@@ -130,6 +139,8 @@ def _test(paths: list[Path], registry: Registry) -> int:
 
 
 def _list(paths: list[Path], registry: Registry) -> int:
+    from ..engine.packs import load_pack
+
     for path in paths:
         pack = load_pack(path, registry)
         print(f"{pack.name} {pack.version} ({pack.source})")
@@ -141,6 +152,8 @@ def _list(paths: list[Path], registry: Registry) -> int:
 
 
 def _find_rule(rule_id: str, extra: list[Path], registry: Registry) -> Rule:
+    from ..engine.loading import load_packs, rules_by_name
+
     rules = load_packs(extra, registry=registry).rules
     named = rules_by_name(rules)
     if rule_id in named:
@@ -149,6 +162,8 @@ def _find_rule(rule_id: str, extra: list[Path], registry: Registry) -> Rule:
 
 
 def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int:
+    import yaml
+
     rule = _find_rule(rule_id, extra, registry)
     print(f"{rule.id}: {rule.title[lang]}")
     print(f"  pack {rule.pack}, {rule.source}:{rule.line}")
@@ -176,6 +191,12 @@ def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int
 
 
 def _docs(paths: list[Path], output: Path | None, lang: str, registry: Registry) -> int:
+    import yaml
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from ..engine.packs import load_pack
+    from ..report.labels import labels_for
+
     env = Environment(loader=FileSystemLoader(data_dir("reports")), undefined=StrictUndefined,
                       keep_trailing_newline=True, autoescape=False)
     template = env.get_template("rule-doc.md.j2")

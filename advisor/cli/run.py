@@ -1,4 +1,5 @@
-"""``advisor run``: analyse a comparison result and write the advice reports."""
+"""``advisor run``: analyse a comparison result and write the advice reports (the stages are
+imported by the functions that run them: advisor/cli/__init__.py)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,21 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..advice import AdviceBook, preferred_backends, render_advice
 from ..config import ProjectConfig, load_config
+from ..defaults import DEFAULT_FORMATS
 from ..diagnosis import CONSISTENT, SEVERITY_RANK, Diagnosis
 from ..errors import UsageError
 from ..inputfiles import input_path
-from ..pipeline import STAGES, AnalysisOptions, analyse
 from ..progress import ProgressBar
 from ..remedy import BACKEND_NAMES, parse_backends
-from ..report import DEFAULT_FORMATS, get_reporter, write_reports
-from ..report.labels import labels_for, plural
-from ..report.sharpen import sharpen_hints
 from . import command_help
 from .inputs import add_dump_pair_arguments, check_comparison
 from .options import add_analysis_options
+
+if TYPE_CHECKING:
+    from ..pipeline import AnalysisOptions
 
 DEFAULT_OUTDIR = "advisor-report"
 
@@ -81,6 +82,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..pipeline import STAGES, analyse
+    from ..report import write_reports
+
     formats = parse_formats(args.format)
     if args.max_op_facts < 1:
         raise UsageError("--max-op-facts must be at least 1")
@@ -103,6 +107,8 @@ def execute(args: argparse.Namespace) -> int:
 
 def analysis_options(args: argparse.Namespace, config: ProjectConfig) -> AnalysisOptions:
     """Project settings first, the command line on top: lists add up, single values override."""
+    from ..pipeline import AnalysisOptions
+
     check_comparison(args)
     input_nodes = tuple(n.strip() for n in args.input_nodes.split(";") if n.strip()) or tuple(config.input_nodes)
     return AnalysisOptions(
@@ -140,6 +146,8 @@ def _pair(text: str, option: str, form: str) -> tuple[str, str]:
 
 def parse_formats(text: str) -> tuple[str, ...]:
     """Checked before the analysis, so a typo fails fast instead of after reading a large input."""
+    from ..report import get_reporter
+
     formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
     if not formats:
         raise UsageError(f"--format: no format given (choose from {', '.join(DEFAULT_FORMATS)})")
@@ -157,12 +165,18 @@ def exit_code(diagnosis: Diagnosis, fail_on: str | None) -> int:
 
 def warning_lines(diagnosis: Diagnosis, lang: str) -> list[str]:
     """The run's warnings as ``advisor run`` prints them, on stderr (stdout is the summary scripts read)."""
+    from ..report.labels import labels_for
+
     words = labels_for(lang)
     return [f"advisor: {words['term.warning'].format(text=w)}" for w in diagnosis.warnings]
 
 
 def summary(diagnosis: Diagnosis, lang: str, written: list[Path]) -> str:
     """What the terminal shows after a run, in the report's language (labels: term.* in report/labels.py)."""
+    from ..advice import AdviceBook, preferred_backends, render_advice
+    from ..report.labels import labels_for, plural
+    from ..report.sharpen import sharpen_hints
+
     words = labels_for(lang)
     net = diagnosis.network
     lines = [words["term.header"].format(version=diagnosis.version, comparison=diagnosis.inputs.get("comparison"),

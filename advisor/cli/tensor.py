@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..inputfiles import input_path, input_text
-from ..inspect.common import fmt, load_array, paint, resolve_tensor_file, use_colour
-from ..inspect.tensor import TensorSummary, histogram_lines, summarise_tensor
-from ..inspect.tensor_text import write_text
 from . import command_help
+
+if TYPE_CHECKING:
+    from ..inspect.tensor import TensorSummary
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +28,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..inspect.common import load_array, resolve_tensor_file, use_colour
+    from ..inspect.tensor import summarise_tensor
+    from ..inspect.tensor_text import write_text
+
     path = resolve_tensor_file(args.file, args.dumps)
     array = load_array(path)
     summary = summarise_tensor(array, bins=args.bins, source=str(path))
@@ -45,6 +50,9 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def tensor_text(s: TensorSummary, *, colour: bool = False) -> str:
+    from ..inspect.common import fmt, paint
+    from ..inspect.tensor import histogram_lines
+
     nonfinite = s.nan + s.posinf + s.neginf
     fp16 = s.fp16
     lines = [f"{s.source or 'tensor'}",

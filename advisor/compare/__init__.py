@@ -10,7 +10,7 @@ tensor, the golden tensor it is compared with, and where both came from) into a
 ``msaccucmp_csv``   the result CSV: header, row cells, number formats
 ``runner``          the steps of a run, the resume ``journal``, the ``progress`` bar, the CSV
 ``work``            ``compare_pair`` (one tensor pair -> its cells) and the ``Mapper`` that runs it
-                    (local processes by default; a dask client's map for a cluster)
+                    (local threads by default; a dask client's map for a cluster)
 ``tuning``          one BLAS thread and a malloc that keeps memory, in the workers
 ==================  ==========================================================================
 

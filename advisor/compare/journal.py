@@ -24,6 +24,7 @@ from ..tensors.lineage import TensorPrint
 from .msaccucmp_csv import PairMetrics
 
 WHAT = "resume journal"
+_ENCODER = json.JSONEncoder(ensure_ascii=False)      # one for every line (json.dumps makes one per call)
 VERSION = 2   # 2: metrics from running sums (tensors/running.py), KL always floored
 
 
@@ -97,7 +98,7 @@ class Journal:
 
     def _write(self, record: dict[str, Any]) -> None:
         assert self._handle is not None
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.write(_ENCODER.encode(record) + "\n")
         self._handle.flush()
 
     def close(self, *, remove: bool) -> None:

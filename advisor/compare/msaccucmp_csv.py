@@ -20,7 +20,7 @@ the ``OverFlow`` column::
   like any other row: give them the largest ``Index`` so they come last.
 
 Two ways in: :func:`write_result_csv` takes :class:`ComparedTensor` (arrays in memory) and computes
-everything; a streaming comparer computes :func:`pair_metrics` in worker processes (only the
+everything; a streaming comparer computes :func:`pair_metrics` in workers (only the
 formatted cells travel back), labels each row with :class:`RowLabels`, and writes the
 :func:`format_row` cells with :func:`write_result_rows`. Both produce the same bytes.
 """
@@ -98,7 +98,7 @@ def format_shape(shape: tuple[int, ...] | None) -> str:
 class PairMetrics:
     """The metric cells of one compared pair, as msaccucmp prints them, and why any failed.
 
-    Small and picklable: what a worker process sends back instead of the tensors."""
+    Small and picklable: what a worker sends back instead of the tensors."""
 
     cells: tuple[str, ...]          # one cell per METRIC_NAMES entry
     reasons: tuple[str, ...] = ()

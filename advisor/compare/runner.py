@@ -1,7 +1,7 @@
 """``advisor compare`` end to end: scan, read and compare, pair, compare the rest, write - streaming and resumable.
 
 1. Scan both folders (file names and ``.npy`` headers only).
-2. Read every target dump once (:func:`advisor.compare.work.compare_pair`, in worker processes or
+2. Read every target dump once (:func:`advisor.compare.work.compare_pair`, in worker threads or
    on a cluster through a :data:`~advisor.compare.work.Mapper`): its fingerprint
    (:mod:`advisor.tensors.lineage`) and, when the names already say which golden tensor it is
    compared with (an op's outputs, or any tensor when both sides use the same naming), its metrics,
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -49,10 +49,10 @@ class CompareOptions:
     mapping: Path | None = None                   # --map: {target op: golden ops}, YAML or JSON
     fusion: Path | None = None                    # --fusion: fusion_result.json (passes that took effect)
     pair_by_shape: bool = False                   # opt-in guess for inputs nothing else pairs
-    jobs: int | None = None                       # worker processes (default: every core)
+    jobs: int | None = None                       # worker threads (default: every core)
     progress: bool | None = None                  # None: when stderr is a terminal and CI is not set
     resume: bool = True
-    mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local processes)
+    mapper: Mapper | None = None                  # where pairs are compared (None: `jobs` local threads)
     op_map: Path | None = None                    # target op/argument names -> golden ones (op_map.py)
 
 
@@ -119,6 +119,10 @@ def _fusion(options: CompareOptions, golden: DumpFolder, target: DumpFolder) -> 
 
 
 def _relative(path: Path, root: Path) -> str:
+    """``path`` under ``root`` as a relative POSIX path (by its text: the scan found it there)."""
+    text, prefix = str(path), str(root)
+    if text.startswith(prefix) and text[len(prefix):len(prefix) + 1] == os.sep:
+        return text[len(prefix) + 1:].replace(os.sep, "/")
     return path.relative_to(root).as_posix()
 
 
@@ -159,10 +163,6 @@ class _Work:
             self.bar.close()
             self.bar = None
 
-    def _marked(self, tasks: list[PairTask]) -> list[PairTask]:
-        """The tasks, marked with the run's choice of pass (see ``read_targets``)."""
-        return [replace(task, compiled=True) for task in tasks] if self.compiled else tasks
-
     def read_targets(self, target: DumpFolder, golden: DumpFolder, fusion: FusionMap | None,
                      op_map: OpMap | None = None) -> dict[str, TensorPrint]:
         """Step 2: every target dump not in the journal, fingerprinted and compared where the names
@@ -180,14 +180,15 @@ class _Work:
             other = partners.get(str(dump.path))
             tasks.append(PairTask(key, str(dump.path), str(other.path) if other else None,
                                   _relative(other.path, golden.root) if other else None,
-                                  nbytes=dump.nbytes + (other.nbytes if other else 0)))
-        self._run("reading target", len(target.files), self._marked(tasks))
+                                  nbytes=dump.nbytes + (other.nbytes if other else 0), compiled=self.compiled))
+        self._run("reading target", len(target.files), tasks)
         return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
     def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
         """Step 4: the distinct comparisons of the plan that step 2 (or an earlier run) did not make."""
         unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
         tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
-                          fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes)
+                          fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes,
+                          compiled=self.compiled)
                  for key, row in unique.items() if key not in self.journal.pairs]
-        self._run("comparing pairs", len(tasks), self._marked(tasks))
+        self._run("comparing pairs", len(tasks), tasks)

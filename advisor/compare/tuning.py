@@ -1,9 +1,10 @@
 """Process settings for comparing tensors: one BLAS thread, and a malloc that keeps its memory.
 
-The parallelism is ours (one process per core), so numpy's BLAS stays on one thread.
+The parallelism is ours (a worker thread per core, or a dask worker's threads), so numpy's BLAS
+stays on one thread.
 
 The metrics use ``np.dot`` / ``np.linalg.norm``, which call BLAS. OpenBLAS starts a thread per core
-for a vector of a few ten thousand elements; beside our worker processes those threads only
+for a vector of a few ten thousand elements; beside our workers those threads only
 contend, and on machines with a CPU quota waking them costs milliseconds per call (measured: a
 65k-element dot product took 15 ms threaded and 10 us on one thread). This module finds the loaded
 OpenBLAS the way threadpoolctl does (the process's mapped libraries, Linux) and calls its
@@ -11,9 +12,9 @@ OpenBLAS the way threadpoolctl does (the process's mapped libraries, Linux) and 
 
 Each metric makes float64 temporaries of the tensor's size. glibc serves blocks over 128 KiB with
 fresh ``mmap`` pages and gives them back at ``free``: every temporary then costs page faults (a
-third of the run time for 1 MiB tensors, as system time). Worker processes raise the mmap and
-trim thresholds with ``mallopt`` so freed blocks are reused; they exit at the end, so nothing
-is held longer than the comparison.
+third of the run time for 1 MiB tensors, as system time). Dask worker processes raise the mmap
+and trim thresholds with ``mallopt`` so freed blocks are reused (advisor/cluster/compare.py). A
+local run needs none of it: its threads keep their chunk buffers for the whole run.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
   hundred bytes). It reads the target dump once: fingerprint and metrics come from the same pages.
 - :func:`compare_batch` runs it over a list of tasks (what travels to a worker).
 - A :data:`Mapper` runs ``compare_batch`` over batches and yields each batch's results as it
-  completes, in any order: :func:`local_mapper` uses worker processes on this machine; a cluster
+  completes, in any order: :func:`local_mapper` uses worker threads in this process; a cluster
   mapper (e.g. ``dask.distributed``: ``client.map`` then ``as_completed``) has workers that read
   the same paths from shared storage. :func:`run` batches the tasks, feeds the mapper and hands
   every result to a callback on the client, which alone writes the journal and the CSV.
@@ -13,10 +13,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,10 +22,10 @@ from typing import Any
 from ..tensors import kernel
 from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
 from ..tensors.metrics import comparison_of, size_mismatch
-from ..tensors.npyfile import NpyFile
+from ..tensors.npyfile import NpyFile, dtype_name
 from ..tensors.running import CHUNK, WHOLE, file_sums
 from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
-from .tuning import single_threaded_blas, start_worker
+from .tuning import single_threaded_blas
 
 BATCH_ITEMS = 32               # most tasks one batch holds
 BATCH_BYTES = 32 * 1024 ** 2   # ... and most bytes: small enough to balance, big enough to amortise
@@ -64,23 +62,29 @@ def compare_pair(task: PairTask) -> PairResult:
     """The fingerprint of the task's target dump and its metrics against the golden dump, both
     from one read of the target (in chunks: tensors.npyfile, tensors.running)."""
     if task.compiled:
-        kernel.compiled()       # loaded once per process (a forked worker inherits the parent's)
-    target = NpyFile.open(Path(task.target))
-    golden = NpyFile.open(Path(task.golden)) if task.golden is not None else None
-    if target.fortran or (golden is not None and golden.fortran):
-        return _compare_loaded(task)
-    printer = Fingerprinter(target.dtype) if task.fingerprint else None
-    metrics = None
-    if golden is not None and golden.size == target.size:
-        sums = file_sums(target, golden, on_target=printer.update if printer else None,
-                         compiled=kernel.use_in_run(target.size, task.compiled))
-        metrics = cells_of(comparison_of(sums))
-    elif printer is not None:
-        for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
-            printer.update(piece)
+        kernel.compiled()       # loaded once per process (run() loads it before a local run's threads start)
+    target = NpyFile.open(task.target)
+    golden = None
+    try:
+        golden = NpyFile.open(task.golden) if task.golden is not None else None
+        if target.fortran or (golden is not None and golden.fortran):
+            return _compare_loaded(task)
+        printer = Fingerprinter(target.dtype) if task.fingerprint else None
+        metrics = None
+        if golden is not None and golden.size == target.size:
+            sums = file_sums(target, golden, on_target=printer.update if printer else None,
+                             compiled=kernel.use_in_run(target.size, task.compiled))
+            metrics = cells_of(comparison_of(sums))
+        elif printer is not None:
+            for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
+                printer.update(piece)
+    finally:
+        target.close()
+        if golden is not None:
+            golden.close()
     if golden is not None and metrics is None:
         metrics = cells_of(size_mismatch(target.size, golden.size))
-    return _result(task, target.dtype.name, target.shape, printer.result() if printer else None, metrics)
+    return _result(task, dtype_name(target.dtype), target.shape, printer.result() if printer else None, metrics)
 
 
 def _compare_loaded(task: PairTask) -> PairResult:
@@ -130,13 +134,13 @@ def batches(tasks: Iterable[PairTask]) -> list[list[PairTask]]:
 
 def run(tasks: list[PairTask], on_result: Callable[[PairResult], Any], mapper: Mapper | None = None,
         jobs: int = 1) -> None:
-    """Compare every task (``mapper``: default :func:`local_mapper` with ``jobs`` processes) and
+    """Compare every task (``mapper``: default :func:`local_mapper` with ``jobs`` threads) and
     hand each result to ``on_result`` on this side as soon as its batch is done."""
     grouped = batches(tasks)
     if not grouped:
         return
     if mapper is None and any(task.compiled for task in tasks):
-        kernel.warm_up()        # before the workers fork: they inherit numba and the compiled loops
+        kernel.warm_up()        # numba and the float32 loops, once, before the threads need them
     mapper = mapper or local_mapper(jobs)
     for results in mapper(compare_batch, iter(grouped)):
         for result in results:
@@ -144,33 +148,34 @@ def run(tasks: list[PairTask], on_result: Callable[[PairResult], Any], mapper: M
 
 
 def local_mapper(jobs: int) -> Mapper:
-    """Worker processes on this machine (one batch: this process, not worth a worker)."""
+    """Worker threads in this process (one batch, or one job: this thread).
+
+    Threads, not processes: what a pair costs is spent in code that lets the other threads run
+    (reading into buffers, the checksums, numpy's loops, the compiled pass, which numba runs
+    without the GIL), so ``jobs`` threads keep that many cores busy, and they share the process's
+    numba, its imports and its buffers, where each worker process paid for a fork, the pages it
+    copied and buffers of its own: two processes took 50-70% more CPU time than one for the same
+    run, two threads 0-25% (benchmarks/compare.py, 950 MB of dumps, 2 cores). The price is the
+    Python around each pair, which holds the GIL: about a quarter of a pair of 256k elements (less
+    for larger tensors), which bounds the speedup near four threads; beyond that, a dask cluster
+    of worker processes (``--scheduler``) spreads the pairs further."""
     def mapper(function: Callable[[list[PairTask]], list[PairResult]],
                grouped: Iterator[list[PairTask]]) -> Iterator[list[PairResult]]:
         pending_batches = list(grouped)
-        if len(pending_batches) <= 1 or jobs <= 1:
-            with single_threaded_blas():
+        with single_threaded_blas():
+            if len(pending_batches) <= 1 or jobs <= 1:
                 for group in pending_batches:
                     yield function(group)
-            return
-        yield from _in_processes(function, pending_batches, jobs)
+                return
+            yield from _in_threads(function, pending_batches, jobs)
     return mapper
 
 
-def _worker_start() -> None:
-    """One BLAS thread and a malloc that keeps memory (tuning.py); Ctrl-C is the main process's
-    to handle: it stops submitting, lets the batches in flight finish and keeps the journal."""
-    start_worker()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _in_processes(function: Callable[[list[PairTask]], list[PairResult]], grouped: list[list[PairTask]],
-                  jobs: int) -> Iterator[list[PairResult]]:
-    # fork: workers start in milliseconds and inherit the imported modules (Linux, macOS).
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(grouped)), mp_context=context,
-                                   initializer=_worker_start)
+def _in_threads(function: Callable[[list[PairTask]], list[PairResult]], grouped: list[list[PairTask]],
+                jobs: int) -> Iterator[list[PairResult]]:
+    """``function`` over the batches on ``jobs`` threads. On Ctrl-C (raised in this thread) or an
+    error, no batch is started any more and those in flight finish: the journal keeps what was done."""
+    executor = ThreadPoolExecutor(max_workers=min(jobs, len(grouped)), thread_name_prefix="advisor-compare")
     pending: set[Future] = set()
     queue = iter(grouped)
     try:

@@ -7,18 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..defaults import DEFAULT_MAX_OP_FACTS  # noqa: F401 - re-exported: builder, pipeline
 from .clean import clean_fact
 from .fp16 import fp32_window, keep_fp32_names
 from .ops import TOOL_FLAGS
 from .schema import FACT_FIELDS
 from .training import TRAINING_OP_FIELDS, decorate_op_fact
-
-# Op facts handed to the rules at most (--max-op-facts). The selection below keeps what a verdict
-# needs first, so the cap only thins out the long tail. Set from measurement: the engine costs about
-# 1.6 s per 1k op facts, linear to 100k (benchmarks/engine_scale.py), so 20k facts are ~30 s of rules
-# at most, and real comparisons rarely have a tenth of that many notable ops (docs/how-it-judges.md).
-DEFAULT_MAX_OP_FACTS = 20000
-
 
 OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position", "source_line", "tensors",
                   "in_cosine", "out_cosine", "in_red", "out_red", "in_scale", "out_scale", "out_max_abs_error",

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from advisor.errors import InputFormatError
 
@@ -79,6 +80,8 @@ class FusionReport:
         return [c for c in self.counts if c.session == session]
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # here: advisor compare reads the passes and needs no table
+
         return pd.DataFrame({
             "session": pd.array([c.session for c in self.counts], dtype="string"),
             "kind": pd.array([c.kind for c in self.counts], dtype="string"),

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @contextmanager
@@ -328,6 +329,8 @@ class Graph:
             return self._frame()
 
     def _frame(self) -> pd.DataFrame:
+        import pandas as pd  # here: advisor compare reads graphs for pairing and needs no table
+
         nodes = self.nodes
         first_dtype = [node.output_descs[0].dtype if node.output_descs else None for node in nodes]
         frame = pd.DataFrame({

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from ..defaults import DEFAULT_FORMATS
 from ..diagnosis import Diagnosis
 from ..errors import UsageError, write_failure
 from ..ownfiles import CLOEXEC, DIRECTORY, collect_temps, create_at, temp_name
@@ -24,8 +25,6 @@ from .model import SCHEMA, ReportView
 from .outset import publish
 from .reporters import REPORTERS, Reporter, environment, get_reporter, register, templates_dir
 from .view import build_view, check_language
-
-DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
 __all__ = ["DEFAULT_FORMATS", "REPORTERS", "SCHEMA", "ReportView", "Reporter", "build_view",
            "get_reporter", "register", "remedy_files", "render", "repro_files", "write_files", "write_outputs",

@@ -7,6 +7,7 @@ in microseconds, so a folder of a million dumps is inventoried without reading a
 
 from __future__ import annotations
 
+import io
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,10 +15,11 @@ from pathlib import Path
 
 from ..errors import InputFormatError
 from ..filekind import sniff
-from ..inputfiles import listed, open_input, read_input
+from ..inputfiles import listed, open_input_fd, read_input
 from ..nesting import loads_json
 from .dump_names import NAMINGS, DumpName, parse_dump_name
-from .npyfile import read_header as read_npy_header
+from .npyfile import dtype_name
+from .npyfile import read_header_at as read_npy_header
 
 MAX_ORDER_BYTES = 1 << 30     # an msprobe dump.json read for the call order
 
@@ -58,17 +60,16 @@ class DumpFolder:
 def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
     """Shape, dtype name and data size of an ``.npy`` file, from its header alone."""
     try:
-        with open_input(path) as handle:
-            shape, _, dtype = read_npy_header(handle)
-    except (OSError, ValueError) as exc:
+        with io.FileIO(open_input_fd(path), "rb") as file:
+            shape, _, dtype, _ = read_npy_header(file)
+    except (OSError, ValueError, EOFError) as exc:
         kind = sniff(path, comparison_format) if path.is_file() else None
         if kind is not None and not kind.is_a("npy"):
             raise InputFormatError(f"is {kind.description}, not an .npy dump", path=path) from None
         raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
     if dtype.hasobject:
         raise InputFormatError("holds Python objects, not a tensor", path=path)
-    size = math.prod(shape)
-    return tuple(int(d) for d in shape), dtype.name, size * dtype.itemsize
+    return shape, dtype_name(dtype), math.prod(shape) * dtype.itemsize
 
 
 def scan_folder(root: Path, side: str) -> DumpFolder:

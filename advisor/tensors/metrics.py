@@ -41,6 +41,7 @@ the single-metric functions are the same computation, for probes and tests.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -199,9 +200,9 @@ def format_standard_deviation(npu_stats: tuple[float, float], golden_stats: tupl
 
 def format_number(value: float, decimals: int = 6) -> str:
     """A metric value as msaccucmp writes it: fixed decimals, ``NaN``, ``inf`` or ``-inf``."""
-    if value is None or np.isnan(value):
+    if value is None or math.isnan(value):
         return "NaN"
-    if np.isinf(value):
+    if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return f"{value:.{decimals}f}"
 

@@ -2,59 +2,79 @@
 
 A memory map costs a page fault per few pages on first touch, and numpy's ``np.load`` allocates the
 whole tensor; reading chunk after chunk with ``readinto`` into the same buffers costs one copy from
-the page cache (or the disk) and keeps memory at a few chunks whatever the tensor's size. Files
-stored in Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes are not
-in the order the metrics pair elements).
+the page cache (or the disk) and keeps memory at a few chunks whatever the tensor's size. A file is
+opened once (:meth:`NpyFile.open`, through :func:`advisor.inputfiles.open_input_fd`): its header
+and its data are read from the same unbuffered file (one system call per read, nothing copied twice). Files stored in
+Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes are not in the
+order the metrics pair elements).
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import math
 import os
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputFormatError
-from ..inputfiles import open_input
+from ..inputfiles import open_input_fd
 
 _BUFFERS = threading.local()
+#: Bytes read first for the header: numpy writes 64-byte aligned headers, 128 bytes for most tensors.
+_HEAD = 4096
+#: More header bytes read for numpy's own reader, which refuses headers over 10,000 bytes anyway.
+_MAX_HEADER = 1 << 16
 
 
-@dataclass(frozen=True)
 class NpyFile:
-    path: Path
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    fortran: bool
-    offset: int                 # where the data starts
+    """An open ``.npy`` dump: its header, and its data read on demand (close it, or use ``with``)."""
+
+    def __init__(self, path: Path, dtype: np.dtype, shape: tuple[int, ...], fortran: bool, offset: int,
+                 file: io.FileIO) -> None:
+        self.path, self.dtype, self.shape, self.fortran = path, dtype, shape, fortran
+        self.offset = offset                        # where the data starts
+        self._file = file
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
 
     @classmethod
-    def open(cls, path: Path) -> NpyFile:
-        """The header of ``path``; a file that is not numpy, holds objects or is cut short is an
-        InputFormatError naming it."""
+    def open(cls, path: str | Path) -> NpyFile:
+        """``path`` opened and its header read; a file that is not numpy, holds objects or is cut
+        short is an InputFormatError naming it."""
+        file = io.FileIO(open_input_fd(path), "rb")
         try:
-            with open_input(path) as handle:
-                shape, fortran, dtype = read_header(handle)
-                offset = handle.tell()
-                length = os.fstat(handle.fileno()).st_size
+            length = os.fstat(file.fileno()).st_size
+            shape, fortran, dtype, offset = read_header_at(file)
+            if dtype.hasobject:
+                raise InputFormatError("cannot read the dump (it holds Python objects)", path=path)
+            found = cls(Path(path), dtype, shape, fortran, offset, file)
+            expected = offset + found.size * dtype.itemsize
+            if length < expected:
+                raise InputFormatError(f"cannot read the dump (cut short: {length} of {expected} bytes)", path=path)
         except (OSError, ValueError, EOFError) as exc:
+            file.close()
             raise InputFormatError(f"cannot read the dump ({exc})", path=path) from None
-        if dtype.hasobject:
-            raise InputFormatError("cannot read the dump (it holds Python objects)", path=path)
-        found = cls(Path(path), dtype, tuple(int(d) for d in shape), bool(fortran), offset)
-        expected = offset + found.size * dtype.itemsize
-        if length < expected:
-            raise InputFormatError(f"cannot read the dump (cut short: {length} of {expected} bytes)", path=path)
+        except BaseException:
+            file.close()
+            raise
         return found
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> NpyFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def read(self, role: str) -> np.ndarray:
         """The whole flat data, in the buffer reused for ``role`` (valid until its next read)."""
@@ -64,19 +84,62 @@ class NpyFile:
         """The flat data, ``chunk`` elements at a time, in a buffer reused for ``role`` (each
         chunk is valid until the next one is read)."""
         buffer = _buffer(role, self.dtype, chunk)
-        with open_input(self.path) as handle:
-            handle.seek(self.offset)
-            for start in range(0, self.size, chunk):
-                piece = buffer[:min(chunk, self.size - start)]
-                if handle.readinto(memoryview(piece).cast("B")) != piece.nbytes:
-                    raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
-                yield piece
+        self._file.seek(self.offset)
+        for start in range(0, self.size, chunk):
+            piece = buffer[:min(chunk, self.size - start)]
+            if _read_into(self._file, memoryview(piece).cast("B")) != piece.nbytes:
+                raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
+            yield piece
+
+
+def _read_into(file: io.FileIO, target: memoryview) -> int:
+    """Fill ``target`` (a read may return less than asked: go on until the end of the file); the
+    bytes read."""
+    done = 0
+    while done < len(target):
+        count = file.readinto(target[done:])
+        if not count:
+            break
+        done += count
+    return done
 
 
 #: The header numpy writes (``np.save``), padding aside, for a plain dtype: parsed by a pattern, not
 #: by ``ast.literal_eval`` (a tenth of the time). Anything else goes to numpy's own reader.
 _PLAIN_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), "
                            r"'shape': \(((?:\d+, ?)*\d*)\), \}")
+
+
+def read_header_at(file: io.RawIOBase) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, fortran order, dtype, offset of the data) of the ``.npy`` file open unbuffered as
+    ``file`` and standing at its start (just opened), read in one call for the usual header;
+    numpy's ValueError for a file that is not ``.npy``."""
+    head = file.read(_HEAD) or b""
+    if len(head) >= 10 and head[:6] == b"\x93NUMPY" and head[6] in (1, 2, 3):
+        width = 2 if head[6] == 1 else 4
+        offset = 8 + width + int.from_bytes(head[8:8 + width], "little")
+        if offset > len(head) == _HEAD:
+            head += file.read(offset - len(head)) or b""
+        plain = _plain_header(head[8 + width:offset]) if len(head) >= offset else None
+        if plain is not None:
+            return (*plain, offset)
+    if len(head) == _HEAD:
+        head += file.read(_MAX_HEADER) or b""
+    handle = io.BytesIO(head)
+    shape, fortran, dtype = read_header(handle)
+    return tuple(int(d) for d in shape), bool(fortran), dtype, handle.tell()
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_header(text: bytes) -> tuple[tuple[int, ...], bool, np.dtype] | None:
+    """The header numpy writes, parsed; remembered, as a folder of dumps repeats a few shapes."""
+    found = _PLAIN_HEADER.match(text.decode("latin1"))
+    if found is None:
+        return None
+    dtype = np.dtype(found[1])
+    if dtype.hasobject or dtype.names is not None or dtype.subdtype is not None:
+        return None
+    return tuple(int(d) for d in found[3].split(",") if d.strip()), found[2] == "True", dtype
 
 
 def read_header(handle) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -88,15 +151,20 @@ def read_header(handle) -> tuple[tuple[int, ...], bool, np.dtype]:
         width = 2 if magic[6] == 1 else 4
         length = int.from_bytes(handle.read(width), "little")
         text = handle.read(length)
-        found = _PLAIN_HEADER.match(text.decode("latin1")) if len(text) == length else None
-        if found is not None:
-            dtype = np.dtype(found[1])
-            if not dtype.hasobject and dtype.names is None and dtype.subdtype is None:
-                return tuple(int(d) for d in found[3].split(",") if d.strip()), found[2] == "True", dtype
+        plain = _plain_header(text) if len(text) == length else None
+        if plain is not None:
+            return plain
     handle.seek(start)
     version = np.lib.format.read_magic(handle)
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     return read(handle)
+
+
+@functools.lru_cache(maxsize=256)
+def dtype_name(dtype: np.dtype) -> str:
+    """``dtype.name`` (``float16``...), remembered: numpy works it out again on every call, in
+    microseconds, and a scan asks it once per dump."""
+    return dtype.name
 
 
 def _buffer(role: str, dtype: np.dtype, chunk: int) -> np.ndarray:

@@ -33,6 +33,7 @@ tests/tensors/test_kernel.py holds the two together.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator
 
@@ -44,7 +45,8 @@ from .npyfile import NpyFile
 #: Elements per chunk: three float64 and two float32 buffers of this size stay within a typical L2 cache.
 CHUNK = 1 << 15
 #: Dumps of at most this many elements are read whole, once (file_sums), into this thread's buffers:
-#: up to 48 MB per side widened (float32 + float64, kernel.whole_buffers) plus the read buffer itself.
+#: up to 32 MB per side widened (float64 for integers, float32 for float16: kernel.widen) plus the read
+#: buffer itself.
 WHOLE = 1 << 22
 
 #: Golden values at or below this magnitude are left out of the relative errors (metrics.py).
@@ -68,15 +70,15 @@ def spans(size: int, chunk: int) -> Iterator[slice]:
 def value_range(v: np.ndarray, chunk: int = CHUNK, compiled: bool = False) -> tuple[float, float]:
     """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN."""
     span = Range(compiled)
-    for part in spans(v.size, chunk):
+    for part in spans(v.size, _piece(chunk)):
         span.add(v[part])
     return span.low, span.high
 
 
 class Range:
     """(min, max) over chunks; NaN once a NaN is seen. Narrow float types are widened first
-    (numpy's float16 min/max is twenty times slower than float32's; ``compiled``: through the
-    kernel's table, four times faster than numpy's float16 cast)."""
+    (numpy's float16 min/max is twenty times slower than float32's; ``compiled``: through
+    ``kernel.widen``, twenty times faster than numpy's float16 cast)."""
 
     def __init__(self, compiled: bool = False) -> None:
         self.low, self.high = np.inf, -np.inf
@@ -87,11 +89,10 @@ class Range:
             return
         if piece.dtype.kind == "f" and piece.itemsize < 4:
             if self.compiled and piece.dtype == np.float16:
-                scratch = _scratch(piece.size)
-                piece = kernel.widen(piece, scratch[7], scratch[0])
+                piece = kernel.widen(piece, "range")
             else:
                 piece = piece.astype(np.float32)
-        low, high = float(np.min(piece)), float(np.max(piece))
+        low, high = float(piece.min()), float(piece.max())
         if np.isnan(low) or np.isnan(high):
             self.low = self.high = np.nan
         else:
@@ -121,28 +122,34 @@ class PairSums:
     def _scratch(self, size: int) -> tuple[np.ndarray, ...]:
         return tuple(b[:size] for b in _scratch(size))
 
-    def add(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Add one chunk (flat arrays of equal size, any numeric dtype)."""
-        size = x.size
-        if size == 0:
+    def add(self, x: np.ndarray, y: np.ndarray, chunk: int = CHUNK) -> None:
+        """Add ``x``, ``y`` (flat arrays of equal size, any numeric dtype), ``chunk`` elements at a
+        time: through the compiled pass (a few calls for many chunks) or the numpy pass."""
+        if x.size == 0:
             return
-        x64, y64, d64, ones, a32, b32, rel64, x32, y32 = self._scratch(size)
         if self.compiled:
-            x, y = kernel.widen(x, x32, x64), kernel.widen(y, y32, y64)
+            x, y = kernel.widen(x, "x"), kernel.widen(y, "y")
             if self.x_range is None or self.y_range is None:
-                self.x_range = (float(np.min(x)), float(np.max(x)))
-                self.y_range = (float(np.min(y)), float(np.max(y)))
+                self.x_range = (float(x.min()), float(x.max()))
+                self.y_range = (float(y.min()), float(y.max()))
             if self._moderate is None:
                 self._moderate = kernel.moderate(self.x_range) and kernel.moderate(self.y_range)
             if self._moderate:
-                self.n += size
-                kernel.add_chunk(self, x, y, (d64, rel64, a32, b32))
+                self.n += x.size
+                kernel.add_chunks(self, x, y, chunk)
                 return
+        for part in spans(x.size, chunk):
+            self._add_chunk(x[part], y[part])
+
+    def _add_chunk(self, x: np.ndarray, y: np.ndarray) -> None:
+        """The numpy pass over one chunk."""
+        size = x.size
+        x64, y64, d64, ones, a32, b32 = self._scratch(size)
         np.copyto(x64, x, casting="unsafe")
         np.copyto(y64, y, casting="unsafe")
         if self.x_range is None or self.y_range is None:
-            self.x_range = (float(np.min(x64)), float(np.max(x64)))
-            self.y_range = (float(np.min(y64)), float(np.max(y64)))
+            self.x_range = (float(x64.min()), float(x64.max()))
+            self.y_range = (float(y64.min()), float(y64.max()))
         self.n += size
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if self.finite:
@@ -156,14 +163,14 @@ class PairSums:
             self.dd += float(np.dot(d64, d64))
             np.abs(d64, out=d64)
             self.abs_sum += float(np.dot(d64, ones))
-            self.abs_max = _max(self.abs_max, float(np.max(d64)))
+            self.abs_max = _max(self.abs_max, float(d64.max()))
             self._relative(d64, y64)
 
     @property
     def finite(self) -> bool:
         """Both sides hold only finite values (known from their ranges: a NaN or inf shows there)."""
-        return self.x_range is not None and self.y_range is not None and bool(
-            np.isfinite(self.x_range).all() and np.isfinite(self.y_range).all())
+        return self.x_range is not None and self.y_range is not None and all(
+            math.isfinite(v) for v in (*self.x_range, *self.y_range))
 
     def _kl(self, x64: np.ndarray, y64: np.ndarray, scratch: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         """The KL sums of this chunk, in float32 terms: ``a``, ``b`` the floored min-max-normalised
@@ -202,22 +209,20 @@ class PairSums:
             errors = ad[keep] / y64[keep]
         self.rel_count += count
         self.rel_sum += float(np.sum(errors))
-        self.rel_max = _max(self.rel_max, float(np.max(errors)))
+        self.rel_max = _max(self.rel_max, float(errors.max()))
 
 
 _SCRATCH = threading.local()
 
 
 def _scratch(size: int) -> tuple[np.ndarray, ...]:
-    """This thread's chunk buffers, allocated once (fresh pages for every pair cost page faults;
-    per thread, as a dask worker runs several): three float64, a float64 of ones (sums by BLAS),
-    two float32; then what the compiled pass adds: a float64 (relative errors) and two float32
-    (float16 chunks widened)."""
+    """This thread's chunk buffers for the numpy pass, allocated once (fresh pages for every pair
+    cost page faults; per thread, as a dask worker runs several): three float64, a float64 of ones
+    (sums by BLAS), two float32."""
     buffers = getattr(_SCRATCH, "buffers", None)
     if buffers is None or buffers[0].size < size:
         buffers = _SCRATCH.buffers = (np.empty(size), np.empty(size), np.empty(size), np.ones(size),
-                                      np.empty(size, np.float32), np.empty(size, np.float32),
-                                      np.empty(size), np.empty(size, np.float32), np.empty(size, np.float32))
+                                      np.empty(size, np.float32), np.empty(size, np.float32))
     return buffers
 
 
@@ -230,14 +235,14 @@ def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK, compiled:
         raise ValueError(f"cannot compare tensors of {x.size} and {y.size} elements")
     compiled = kernel.use_for(x.size) if compiled is None else compiled
     if compiled and chunk < x.size <= WHOLE:    # in memory: widened once, ranges from numpy's SIMD min/max
-        x, y = kernel.widen(x, *kernel.whole_buffers("x", x.size)), kernel.widen(y, *kernel.whole_buffers("y", y.size))
+        x, y = kernel.widen(x, "x"), kernel.widen(y, "y")
         sums = PairSums(_span(x), _span(y), compiled=True)
     elif x.size <= chunk:
         sums = PairSums(compiled=compiled)
     else:
         sums = PairSums(value_range(x, chunk, compiled), value_range(y, chunk, compiled), compiled=compiled)
-    for part in spans(x.size, chunk):
-        sums.add(x[part], y[part])
+    for part in spans(x.size, _piece(chunk)):
+        sums.add(x[part], y[part], chunk)
     return sums
 
 
@@ -253,21 +258,27 @@ def file_sums(target: NpyFile, golden: NpyFile, chunk: int = CHUNK,
             on_target(x)
         return pair_sums(x, y, chunk, compiled)
     x_range, y_range = Range(compiled), Range(compiled)
-    for piece in target.chunks(chunk, "target"):
+    piece_size = _piece(chunk)
+    for piece in target.chunks(piece_size, "target"):
         if on_target is not None:
             on_target(piece)
         x_range.add(piece)
-    for piece in golden.chunks(chunk, "golden"):
+    for piece in golden.chunks(piece_size, "golden"):
         y_range.add(piece)
     sums = PairSums((x_range.low, x_range.high), (y_range.low, y_range.high), compiled=compiled)
-    for x, y in zip(target.chunks(chunk, "target"), golden.chunks(chunk, "golden"), strict=True):
-        sums.add(x, y)
+    for x, y in zip(target.chunks(piece_size, "target"), golden.chunks(piece_size, "golden"), strict=True):
+        sums.add(x, y, chunk)
     return sums
+
+
+def _piece(chunk: int) -> int:
+    """Elements handed to :meth:`PairSums.add` at a time: whole chunks, about kernel.GROUP of them."""
+    return chunk * max(1, kernel.GROUP // chunk)
 
 
 def _span(values: np.ndarray) -> tuple[float, float]:
     """(min, max) of float32/float64 values; (NaN, NaN) when one is NaN, as :class:`Range`."""
-    low, high = float(np.min(values)), float(np.max(values))
+    low, high = float(values.min()), float(values.max())
     return (np.nan, np.nan) if np.isnan(low) or np.isnan(high) else (low, high)
 
 

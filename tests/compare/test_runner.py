@@ -46,7 +46,7 @@ def test_the_chain_pairs_fused_ops_target_only_ops_and_the_network_output(dumps,
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(dumps, tmp_path, monkeypatch):
-    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches, so worker processes run
+    monkeypatch.setattr(work, "BATCH_ITEMS", 2)        # several batches, so worker threads run
     clean = compare_dumps(options(dumps, tmp_path / "clean.csv", jobs=1))
     out = tmp_path / "r.csv"
     saved = []
@@ -183,7 +183,6 @@ def test_cli_reports_a_missing_folder_with_exit_2(tmp_path, capsys):
 def test_cli_interrupted_says_how_to_resume(dumps, tmp_path, capsys, monkeypatch):
     golden, target = dumps
     monkeypatch.setattr(runner, "compare_dumps", lambda options, stream=None: (_ for _ in ()).throw(KeyboardInterrupt))
-    monkeypatch.setattr("advisor.cli.compare.compare_dumps", runner.compare_dumps)
     code = main(["compare", "--golden", str(golden), "--target", str(target), "-o", str(tmp_path / "r.csv")])
     assert code == 130
     assert "run the same command again to resume" in capsys.readouterr().err
@@ -251,8 +250,8 @@ def test_a_mapper_completing_batches_out_of_order_writes_the_same_csv(dumps, tmp
 
 
 def test_a_large_run_takes_the_compiled_pass_and_writes_the_same_csv(dumps, tmp_path, monkeypatch):
-    """RUN_BYTES and MIN_ELEMENTS lowered so these small dumps count as large: the workers (forked
-    after the parent loaded numba) compare through tensors/kernel.py; the CSV is the numpy pass's."""
+    """RUN_BYTES and MIN_ELEMENTS lowered so these small dumps count as large: the worker threads
+    (started after numba was loaded) compare through tensors/kernel.py; the CSV is the numpy pass's."""
     from advisor.tensors import kernel
 
     reference = compare_dumps(options(dumps, tmp_path / "numpy.csv", jobs=2, resume=False))

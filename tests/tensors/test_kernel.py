@@ -125,26 +125,30 @@ def test_kl_terms_are_the_numpy_float32_terms_bit_for_bit():
     (x_low, x_high), (y_low, y_high) = (x.min(), x.max()), (y.min(), y.max())
     a = np.maximum(((x - x_low) * (1.0 / (x_high - x_low))).astype(np.float32), np.float32(KL_FLOOR))
     b = np.maximum(((y - y_low) * (1.0 / (y_high - y_low))).astype(np.float32), np.float32(KL_FLOOR))
-    ad, rel = np.empty(x.size), np.empty(x.size)
+    chunk = 1000                    # several chunks, a ragged last one: each filled in its place
+    ad, rel = np.empty(chunk), np.empty(chunk)
     a_out, ratio = np.empty(x.size, np.float32), np.empty(x.size, np.float32)
-    kernel.compiled()["sums"](x, y, x_low, 1.0 / (x_high - x_low), y_low, 1.0 / (y_high - y_low), m.RELATIVE_EPS,
-                              KL_FLOOR, ad, ad.view(np.int64), rel, rel.view(np.int64), a_out, ratio, np.zeros(10))
+    chunks = -(-x.size // chunk)
+    kernel.compiled()["sums"](x, y, chunk, x_low, 1.0 / (x_high - x_low), y_low, 1.0 / (y_high - y_low),
+                              m.RELATIVE_EPS, KL_FLOOR, ad, ad.view(np.int64), rel, rel.view(np.int64), a_out, ratio,
+                              np.empty((chunks, 11)), np.empty(chunks, np.int64), np.empty((chunks, 2), np.int64))
     assert np.array_equal(a_out, a)
     assert np.array_equal(ratio, a / b)
-    assert np.array_equal(ad, np.abs(x - y))
+    assert np.array_equal(ad[:x.size - (chunks - 1) * chunk], np.abs(x - y)[(chunks - 1) * chunk:])
 
 
 def test_float16_is_widened_exactly():
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    widened = kernel.widen(every, np.empty(every.size, np.float32), np.empty(every.size))
-    assert np.array_equal(widened, every.astype(np.float32), equal_nan=True)
+    widened = kernel.widen(every, "x")
+    assert np.array_equal(widened.view(np.uint32), every.astype(np.float32).view(np.uint32))    # NaN payloads too
 
 
 def test_dump_files_give_the_numbers_of_the_arrays(tmp_path):
     target, golden = relu_fp16()
     np.save(tmp_path / "t.npy", target)
     np.save(tmp_path / "g.npy", golden)
-    from_files = file_sums(NpyFile.open(tmp_path / "t.npy"), NpyFile.open(tmp_path / "g.npy"), chunk=4096)
+    with NpyFile.open(tmp_path / "t.npy") as target_file, NpyFile.open(tmp_path / "g.npy") as golden_file:
+        from_files = file_sums(target_file, golden_file, chunk=4096)
     assert_same_sums(from_files, pair_sums(target, golden, compiled=False))
 
 
