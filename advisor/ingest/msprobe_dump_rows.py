@@ -144,8 +144,9 @@ def canonical_table(rows: PairedRows, target: DumpColumns, bench: DumpColumns, *
         columns[f"golden_{stat}"] = _at(bench.stats[:, i], rows.bench, np.nan)
     for side, dump, at, present in (("npu", target, rows.target, has_t), ("golden", bench, rows.bench, has_b)):
         columns[f"{side}_nonfinite"] = pd.arrays.BooleanArray(_at(dump.nonfinite, at, False) & present, ~present)
-        columns[f"{side}_arg"] = pd.arrays.ArrowStringArray(_arrow_texts(_at(dump.codes["text"], at, -1),
-                                                                         dump.texts["text"]))
+        if dump.texts["text"]:   # else NA, in the buffer absent columns share
+            columns[f"{side}_arg"] = pd.arrays.ArrowStringArray(_arrow_texts(_at(dump.codes["text"], at, -1),
+                                                                             dump.texts["text"]))
     for diff, (npu_stat, golden_stat) in STAT_PAIRS.items():
         columns[diff] = relative_differences(columns[npu_stat], columns[golden_stat])
     absent = na_columns([name for name in COLUMNS if name not in columns], n)
