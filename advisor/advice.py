@@ -9,6 +9,7 @@ escape them like any other text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -60,13 +61,17 @@ class Advice:
         return first_sentence(self.fixes[0][1] if self.fixes else self.what)
 
 
+_SENTENCE_MARKS = re.compile("[.`\u3002]")
+
+
 def first_sentence(text: str) -> str:
     """Up to the first full stop that ends a sentence, on one line: a Chinese 。, or a . followed by
     the end or by a space and a capital, `code` or an opening bracket or quote ("e.g. here" goes on);
     stops inside `code spans` do not count."""
     text = oneline(text)
     in_code = False
-    for i, char in enumerate(text):
+    for found in _SENTENCE_MARKS.finditer(text):   # only the characters that can end or quote
+        i, char = found.start(), found.group()
         if char == "`":
             in_code = not in_code
         elif in_code:

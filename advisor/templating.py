@@ -21,10 +21,12 @@ already turn into the one-line error naming the rule or advice file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import signal
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from jinja2 import Template, TemplateError, TemplateSyntaxError, nodes
@@ -220,12 +222,14 @@ def render_bounded(template: Template, context: dict[str, Any]) -> str:
 
 class _Timer:
     """Interrupt the block after ``seconds`` in the main thread; elsewhere (a signal can only be handled by
-    the main thread) the size bounds alone apply."""
+    the main thread) the size bounds alone apply. Inside ``many_renders`` the signal's handler is the
+    session's, set once: each block then only arms and disarms the timer."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.expired = False
         self._armed = False
+        self._shared = False
 
     def _expire(self, signum: int, frame: Any) -> None:
         self.expired = True
@@ -233,7 +237,11 @@ class _Timer:
 
     def __enter__(self) -> _Timer:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            self._shared = _SESSION.depth > 0
+            if self._shared:
+                _SESSION.timer = self
+            else:
+                self._previous = signal.signal(signal.SIGALRM, self._expire)
             self._old = signal.setitimer(signal.ITIMER_REAL, self.seconds)
             self._armed = True
         return self
@@ -241,6 +249,42 @@ class _Timer:
     def __exit__(self, *exc: object) -> None:
         if self._armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._previous)
+            if self._shared:
+                _SESSION.timer = None
+            else:
+                signal.signal(signal.SIGALRM, self._previous)
             if self._old[0]:
                 signal.setitimer(signal.ITIMER_REAL, *self._old)
+
+
+class _Session:
+    depth = 0                      # nested many_renders blocks (main thread)
+    timer: _Timer | None = None    # the render the timer is armed for
+    previous: Any = None           # the handler before the outermost block
+
+
+_SESSION = _Session()
+
+
+def _session_alarm(signum: int, frame: Any) -> None:
+    if _SESSION.timer is not None:
+        _SESSION.timer._expire(signum, frame)
+
+
+@contextlib.contextmanager
+def many_renders() -> Iterator[None]:
+    """Many bounded renders in a row (the evidence of every finding, a report's advice pages): the
+    timer signal's handler is set once for the block instead of once per text (two system calls
+    and a handler swap per text, on tens of thousands of texts). Each render keeps its own bounds."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _SESSION.depth == 0:
+        _SESSION.previous = signal.signal(signal.SIGALRM, _session_alarm)
+    _SESSION.depth += 1
+    try:
+        yield
+    finally:
+        _SESSION.depth -= 1
+        if _SESSION.depth == 0:
+            signal.signal(signal.SIGALRM, _SESSION.previous)

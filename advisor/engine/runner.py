@@ -36,7 +36,7 @@ from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
-from ..templating import render_bounded
+from ..templating import many_renders, render_bounded
 from .conditions import split_joins
 from .explain import ExplainJoin, ExplanationGroup
 from .joins import IndexedJoin, Prefilter
@@ -359,7 +359,8 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
                 collector.fire(rule, matched)
 
     try:
-        feed_findings_back(collector, facts, fire)
+        with many_renders():   # each finding's evidence and confidence texts
+            feed_findings_back(collector, facts, fire)
     finally:
         # Free the C-side ruleset: long-lived processes (batch workers, tests) run many rulesets.
         durable_rules_engine.delete_ruleset(host.get_ruleset(name)._handle)

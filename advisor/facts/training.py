@@ -147,52 +147,41 @@ def mark_training(frame: pd.DataFrame, rows: pd.DataFrame, ops: pd.DataFrame) ->
     backward = rows["backward"].to_numpy(dtype=bool)
     start = np.arange(len(frame)) < (int(np.argmax(backward)) if backward.any() else len(frame))
     tensor_ids = _ObjectsAt(frame["tensor_id"])   # the few rows listed, not a million Python objects
-    role_names = _ObjectsAt(rows["role_name"])
-    slots = _ObjectsAt(frame["slot"])
-
-    def label(at: int) -> str:
-        """The argument's name: its role's (``eps``), the keyword it was passed by (``mode``), or its slot."""
-        name = role_names[at]
-        if isinstance(name, str):
-            return name
-        if pd.notna(slots[at]):
-            return f"input {slots[at]}"
-        keyword = split_tensor_names(pd.Series([tensor_ids[at]], dtype=object))["arg"].iloc[0]
-        return str(keyword) if pd.notna(keyword) else "value"
+    role = _ObjectsAt(rows["role"])
 
     # Parameters and buffers that differ before the first backward row: the weights the runs start from.
     state = np.flatnonzero(rows["state_differs"].to_numpy(dtype=bool) & start & in_ops)
     ops["param_differs"] = False
     rel = rows["state_rel"].to_numpy()
     stat = rows["state_stat"].to_numpy()
-    role = _ObjectsAt(rows["role"])
-    per_op = np.bincount(position[state], minlength=len(ops))
-    for at in _worst_per_op(state, position, rel):
-        p = position[at]
-        statistic = STATISTICS[stat[at]] if stat[at] >= 0 else "md5"
-        npu, golden = (frame[f"npu_{statistic}"].iloc[at], frame[f"golden_{statistic}"].iloc[at]) \
-            if statistic != "md5" else (None, None)
-        _set(ops, p, param_differs=True, param_tensor=tensor_ids[at], param_name=label(at), param_role=role[at],
-             param_stat=statistic, param_npu=npu, param_golden=golden,
-             param_rel_diff=rel[at] if np.isfinite(rel[at]) else None,
-             params_differing=int(per_op[p]))
+    worst = _worst_per_op(state, position, rel)
+    if worst.size:
+        npu, golden = np.full(worst.size, None, dtype=object), np.full(worst.size, None, dtype=object)
+        for code, statistic in enumerate(STATISTICS):   # md5 rows (code -1) print no value
+            here = stat[worst] == code
+            npu[here] = frame[f"npu_{statistic}"].to_numpy(dtype=float, na_value=np.nan)[worst[here]]
+            golden[here] = frame[f"golden_{statistic}"].to_numpy(dtype=float, na_value=np.nan)[worst[here]]
+        worst_rel = rel[worst]
+        _set_many(ops, position[worst], param_differs=True, param_tensor=_objects(frame["tensor_id"], worst),
+                  param_name=_labels(frame, rows, worst), param_role=_objects(rows["role"], worst),
+                  param_stat=np.array([STATISTICS[c] if c >= 0 else "md5" for c in stat[worst]], dtype=object),
+                  param_npu=npu, param_golden=golden,
+                  param_rel_diff=np.where(np.isfinite(worst_rel), worst_rel, None),
+                  params_differing=np.bincount(position[state], minlength=len(ops))[position[worst]])
     ops["param_first"] = False
     if len(state):
         ops.iloc[int(position[state].min()), ops.columns.get_loc("param_first")] = True
-    # Arguments (scalars, bools, strings) whose two values differ.
+    # Arguments (scalars, bools, strings) whose two values differ: the first of each op.
     args = np.flatnonzero(rows["arg_differs"].to_numpy(dtype=bool) & in_ops)
     ops["arg_differs"] = False
     if len(args):
-        npu_values, golden_values = argument_values(frame, args)
-        per_op = np.bincount(position[args], minlength=len(ops))
-        seen: set[int] = set()
-        for at, npu, golden in zip(args, npu_values, golden_values, strict=True):
-            if position[at] in seen:
-                continue
-            seen.add(position[at])
-            _set(ops, position[at], arg_differs=True, arg_tensor=tensor_ids[at], arg_name=label(at),
-                 arg_npu=_text(npu), arg_golden=_text(golden),
-                 args_differing=int(per_op[position[at]]))
+        first = args[np.unique(position[args], return_index=True)[1]]
+        npu_values, golden_values = argument_values(frame, first)
+        _set_many(ops, position[first], arg_differs=True, arg_tensor=_objects(frame["tensor_id"], first),
+                  arg_name=_labels(frame, rows, first),
+                  arg_npu=np.array([_text(v) for v in npu_values], dtype=object),
+                  arg_golden=np.array([_text(v) for v in golden_values], dtype=object),
+                  args_differing=np.bincount(position[args], minlength=len(ops))[position[first]])
     # MD5 / CRC mode: the first op (execution order) whose data, output or gradient bits differ.
     bits = np.flatnonzero(rows["bits_differ"].to_numpy(dtype=bool) & rows["aggregated"].to_numpy(dtype=bool)
                           & in_ops)
@@ -236,13 +225,32 @@ def _op_positions(frame: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
     return np.where(hit, at, -1)
 
 
-def _worst_per_op(candidates: np.ndarray, position: np.ndarray, rel: np.ndarray) -> list[int]:
-    best: dict[int, int] = {}
-    for at in candidates:
-        p = position[at]
-        if p not in best or (np.nan_to_num(rel[at], nan=np.inf) > np.nan_to_num(rel[best[p]], nan=np.inf)):
-            best[p] = int(at)
-    return list(best.values())
+def _worst_per_op(candidates: np.ndarray, position: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """Per op among the ``candidates`` rows, the one whose statistics moved most (NaN counts as the
+    most: a value printed on one side only); ties go to the first row."""
+    if not len(candidates):
+        return np.zeros(0, dtype=np.int64)
+    key = np.nan_to_num(rel[candidates], nan=np.inf)
+    order = np.lexsort((np.arange(len(candidates)), -key, position[candidates]))
+    first = np.unique(position[candidates][order], return_index=True)[1]
+    return candidates[order][first]
+
+
+def _objects(series: pd.Series, at: np.ndarray) -> np.ndarray:
+    """``series`` at the positions ``at`` as Python objects (None where missing), converting only those."""
+    return np.array([None if pd.isna(v) else v for v in series.take(at).astype(object)], dtype=object)
+
+
+def _labels(frame: pd.DataFrame, rows: pd.DataFrame, at: np.ndarray) -> np.ndarray:
+    """Each listed argument's or parameter's name: its role's (``eps``), its slot (``input 1``), the
+    keyword it was passed by (``mode``), else ``value``."""
+    names = _objects(rows["role_name"], at)
+    slots = _objects(frame["slot"], at)
+    keywords = _objects(split_tensor_names(frame["tensor_id"].take(at).reset_index(drop=True))["arg"],
+                        np.arange(len(at)))
+    return np.array([name if isinstance(name, str) else f"input {slot}" if slot is not None
+                     else str(keyword) if keyword is not None else "value"
+                     for name, slot, keyword in zip(names, slots, keywords, strict=True)], dtype=object)
 
 
 PER_OP_FIELDS = {
@@ -261,6 +269,14 @@ def _set(ops: pd.DataFrame, position: int, **values: Any) -> None:
         if column not in ops:
             ops[column] = np.full(len(ops), None, dtype=object)
         ops.iat[int(position), ops.columns.get_loc(column)] = value
+
+
+def _set_many(ops: pd.DataFrame, positions: np.ndarray, **values: np.ndarray) -> None:
+    """As ``_set`` for many ops at once: ``values`` hold one entry per position."""
+    for column, value in values.items():
+        if column not in ops:
+            ops[column] = np.full(len(ops), None, dtype=object)
+        ops.iloc[positions, ops.columns.get_loc(column)] = value
 
 
 def _text(value: Any) -> str | None:

@@ -100,7 +100,8 @@ def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
     import pyarrow.csv as pcsv
 
     kept = [name for name in names if name not in unused]
-    batches, newlines, filled = [], [], []
+    chunks: dict[str, list[Any]] = {name: [] for name in kept}
+    newlines, filled = [], []
     try:
         reader = pcsv.open_csv(
             path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=16 << 20),
@@ -116,13 +117,19 @@ def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
                 count += _newlines_per_cell(column)
             newlines.append(count)
             filled.append(any_cell)
-            batches.append(pa.record_batch([batch.column(name) for name in kept], names=kept))
+            for name in kept:
+                chunks[name].append(batch.column(name))
+            del batch
     except (pa.ArrowException, OSError):
         return None
-    table = pa.Table.from_batches(batches, schema=pa.schema([(name, pa.large_string()) for name in kept]))
     dtype = pd.StringDtype("pyarrow", na_value=np.nan)    # what read_csv's dtype=str gives
-    frame = pd.DataFrame({name: pd.arrays.ArrowStringArray(table.column(name), dtype=dtype) for name in kept},
-                         copy=False)
+    columns = {}
+    for name in kept:  # one contiguous array per column (later steps take it whole, without a copy)
+        pieces = chunks.pop(name)
+        combined = pa.concat_arrays(pieces) if pieces else pa.array([], type=pa.large_string())
+        del pieces     # this column's blocks are freed before the next column is joined
+        columns[name] = pd.arrays.ArrowStringArray(combined, dtype=dtype)
+    frame = pd.DataFrame(columns, copy=False)
     empty = np.zeros(0, dtype=np.int64)
     return frame, np.concatenate(newlines) if newlines else empty, \
         np.concatenate(filled) if filled else empty.astype(bool)
@@ -264,8 +271,8 @@ def arrow_strings(values: pd.Series) -> Any:
     import pyarrow as pa
 
     arrow = pa.array(values.array)
-    if isinstance(arrow, pa.ChunkedArray):
-        arrow = arrow.combine_chunks()
+    if isinstance(arrow, pa.ChunkedArray):  # combine_chunks copies even a single chunk
+        arrow = arrow.chunk(0) if arrow.num_chunks == 1 else arrow.combine_chunks()
     return arrow.cast(pa.large_string()) if arrow.type != pa.large_string() else arrow
 
 
@@ -278,10 +285,13 @@ def text_column(cells: pd.Series, no_value: Iterable[str] = ("",)) -> pd.Series:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        text = pc.utf8_trim(arrow, characters=" \t\r\n")
+        text = arrow   # copied only when a cell changes: a name column is the file's largest
+        if pc.any(pc.match_substring_regex(arrow, r"^[ \t\r\n]|[ \t\r\n]$")).as_py():
+            text = pc.utf8_trim(arrow, characters=" \t\r\n")
         if words:
             listed = pc.is_in(text, value_set=pa.array(sorted(words), type=pa.large_string()))
-            text = pc.if_else(listed, pa.scalar(None, pa.large_string()), text)
+            if pc.any(listed).as_py():
+                text = pc.if_else(listed, pa.scalar(None, pa.large_string()), text)
         return pd.Series(pd.arrays.ArrowStringArray(text), index=cells.index, dtype="string", copy=False)
 
     def clean(text: str) -> str | None:

@@ -47,6 +47,7 @@ Mapping into the canonical table (advisor/ingest/table.py):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,34 +175,12 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     columns: dict[str, object] = {}
     present: set[str] = set()
     text = {role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items() if h in cells}
-    words: dict[str, pd.Series] = {}
-    argument_header = {h: side for side, headers in ARGUMENT_HEADERS.items() for h in headers}
-    for header, role in NUMBER_HEADERS.items():
-        if header in cells and not (summary and header in SUMMARY_PERCENT_HEADERS):
-            if header in argument_header:
-                columns[role], found = numbers_and_words(cells[header])
-                side = argument_header[header]
-                if found is not None:
-                    words[side] = found if side not in words else words[side].fillna(found)
-            else:
-                columns[role] = numbers(cells[header], header, lines, path, no_value=NO_NUMBER)
-            present.add(role)
-    if summary:
-        for header, role in SUMMARY_PERCENT_HEADERS.items():
-            if header in cells:
-                columns[role] = numbers(cells[header], header, lines, path, percent=True, no_value=NO_NUMBER)
-                present.add(role)
-    arguments = np.zeros(n, dtype=bool)
-    for side, found in words.items():
-        columns[side] = found.array
-        arguments |= found.notna().to_numpy(dtype=bool)
-    if arguments.any():  # an argument row has no statistics and no metrics
-        for role in present:
-            columns[role] = np.where(arguments, np.nan, columns[role])
-    derived = derive_metrics(columns, present)
-
-    identity = _identity(text, n)
-    columns.update(identity)
+    # The names are split by Arrow kernels, which release the GIL: on a second core while the
+    # numbers are parsed here (a million distinct names take seconds).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        identity = pool.submit(_identity, text, n)
+        derived = _number_columns(cells, lines, path, summary, columns, present)
+    columns.update(identity.result())
     for role in ("npu_dtype", "golden_dtype"):
         if role in text:
             columns[role] = normalise_dtypes(text[role])
@@ -228,6 +207,38 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
                             derived_metrics=[m for m in order if m in derived])
     _keep_unknown(cells, table)
     return table
+
+
+def _number_columns(cells: pd.DataFrame, lines: np.ndarray, path: Path, summary: bool,
+                    columns: dict[str, object], present: set[str]) -> list[str]:
+    """The number columns into ``columns`` (their roles into ``present``), argument rows' values as
+    words per side; the metrics derived from the others (returned)."""
+    n = len(cells)
+    words: dict[str, pd.Series] = {}
+    argument_header = {h: side for side, headers in ARGUMENT_HEADERS.items() for h in headers}
+    for header, role in NUMBER_HEADERS.items():
+        if header in cells and not (summary and header in SUMMARY_PERCENT_HEADERS):
+            if header in argument_header:
+                columns[role], found = numbers_and_words(cells[header])
+                side = argument_header[header]
+                if found is not None:
+                    words[side] = found if side not in words else words[side].fillna(found)
+            else:
+                columns[role] = numbers(cells[header], header, lines, path, no_value=NO_NUMBER)
+            present.add(role)
+    if summary:
+        for header, role in SUMMARY_PERCENT_HEADERS.items():
+            if header in cells:
+                columns[role] = numbers(cells[header], header, lines, path, percent=True, no_value=NO_NUMBER)
+                present.add(role)
+    arguments = np.zeros(n, dtype=bool)
+    for side, found in words.items():
+        columns[side] = found.array
+        arguments |= found.notna().to_numpy(dtype=bool)
+    if arguments.any():  # an argument row has no statistics and no metrics
+        for role in present:
+            columns[role] = np.where(arguments, np.nan, columns[role])
+    return derive_metrics(columns, present)
 
 
 def _keep_unknown(cells: pd.DataFrame, table: ComparisonTable) -> None:

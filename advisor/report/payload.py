@@ -108,4 +108,21 @@ def _post(exhibit: PostExhibit) -> dict[str, Any]:
 
 
 def render_json(view: ReportView) -> str:
-    return json.dumps(report_payload(view), ensure_ascii=False, allow_nan=False, indent=2) + "\n"
+    """The payload indented, except that each element of a list of objects (a finding, a key op...)
+    is one line: Python indents with its pure-Python encoder, 3x slower than the C one on the 6,700
+    findings of a 1M-row comparison, and a line per finding reads and diffs as well."""
+    payload = report_payload(view)
+    fields = []
+    for key, value in payload.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            items = ",\n".join(f"    {_compact(item)}" for item in value)
+            fields.append(f"  {name}: [\n{items}\n  ]")
+        else:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2)
+            fields.append(f"  {name}: " + text.replace("\n", "\n  "))
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))

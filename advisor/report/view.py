@@ -12,6 +12,7 @@ from ..diagnosis import CONSISTENT, CONSISTENT_KINDS, Diagnosis, Finding, Series
 from ..errors import UsageError
 from ..remedy import Remedy
 from ..remedy.model import setting_text
+from ..templating import many_renders
 from .labels import data_label, labels_for, post_labels
 from .model import (
     SCHEMA,
@@ -59,7 +60,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None)
     root_id = diagnosis.root_cause.id if diagnosis.root_cause else None
     prefer = preferred_backends(diagnosis.backends, bool(diagnosis.network.get("training")))
     book = AdviceBook(diagnosis.advice_pages)
-    views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer, book) for f in ranked}
+    with many_renders():   # each finding's advice page
+        views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer, book) for f in ranked}
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)
     root = views[root_id] if root_id else None

@@ -122,10 +122,21 @@ def test_validate_refuses_templates_that_grow_without_bound(tmp_path, template, 
     '{% for i in range(100000) %}{{ "%05d" % i }}{% endfor %}',     # 500,000 characters of output
     "{% for i in range(100000) %}{% if (range(100000)|list|length) < 0 %}x{% endif %}{% endfor %}",  # 10^10 steps
 ])
-def test_templates_are_rendered_under_a_size_and_time_bound(template):
+@pytest.mark.parametrize("session", [False, True], ids=["alone", "many_renders"])
+def test_templates_are_rendered_under_a_size_and_time_bound(template, session):
+    import contextlib
+    import signal
+
+    from advisor.templating import many_renders
+
     env = BoundedEnvironment()
-    with pytest.raises(TemplateBoundError):
-        render_bounded(env.from_string(template), {})
+    before = signal.getsignal(signal.SIGALRM)
+    with many_renders() if session else contextlib.nullcontext():
+        assert render_bounded(env.from_string("{{ 1 + 1 }}"), {}) == "2"
+        with pytest.raises(TemplateBoundError):
+            render_bounded(env.from_string(template), {})
+        assert render_bounded(env.from_string("{{ 2 + 2 }}"), {}) == "4"   # the next text renders as usual
+    assert signal.getsignal(signal.SIGALRM) == before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("where", ["evidence", "advice"])
