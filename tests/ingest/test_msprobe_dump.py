@@ -294,9 +294,9 @@ print(len(table), mib("VmHWM") - before)
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="the kernel's peak RSS (Linux)")
 def test_a_dump_pair_is_read_in_less_memory_than_its_files(tmp_path):
-    """A large model's dump.json is read call by call into columns: reading a pair takes less memory
-    than the two files (1.3x here, 1.2x at 311 MiB). Holding the document, or a Python object per
-    tensor, took 3.8x (4x at 311 MiB): a 200 MB pair did not fit in 12 GB with the rest of the run."""
+    """A large model's dump.json is read call by call into columns: reading a pair takes about as much
+    memory as the two files (1.3x here, 1.1x at 311 MiB). Holding the documents and a Python object per
+    tensor took 3.8x (3.7x at 311 MiB)."""
     from benchmarks._msprobe_replica import replicate_dump_json
 
     source = Path(__file__).parents[1] / "data" / "msprobe_faults"   # msprobe 26.2's own dumps, replicated
