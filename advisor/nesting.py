@@ -27,9 +27,11 @@ def too_deep(path: str | Path, error: type[AdvisorError], line: int | None = Non
     return error(f"nested more than {MAX_DEPTH} levels deep: not a file advisor reads", path=path, line=line)
 
 
-def check_depth(value: Any, path: str | Path, error: type[AdvisorError]) -> Any:
-    """``value`` (parsed JSON/TOML: dicts and lists) if it nests at most MAX_DEPTH levels."""
-    stack = [(value, 1)]
+def check_depth(value: Any, path: str | Path, error: type[AdvisorError], depth: int = 1,
+                line: int | None = None) -> Any:
+    """``value`` (parsed JSON/TOML: dicts and lists) if it nests at most MAX_DEPTH levels, counted
+    from the document's top: ``value`` is at level ``depth`` (a member read alone, advisor/jsonstream.py)."""
+    stack = [(value, depth)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
@@ -39,7 +41,7 @@ def check_depth(value: Any, path: str | Path, error: type[AdvisorError]) -> Any:
         else:
             continue
         if depth > MAX_DEPTH:
-            raise too_deep(path, error)
+            raise too_deep(path, error, line)
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return value
 

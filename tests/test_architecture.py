@@ -23,9 +23,9 @@ ADVISOR = REPO / "advisor"
 # Shared low-level modules at the bottom; readers; what turns input into facts and evidence; the rule
 # engine and what it concludes; the report; the commands.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "inputfiles", "yamlfile",
-                        "resources", "cjk", "templating", "progress", "filekind", "memory", "ownfiles", "plugins",
-                        "cachefiles", "defaults"})),
+    ("base", frozenset({"__init__", "errors", "text", "dtypes", "catalogs", "nesting", "jsonstream", "inputfiles",
+                        "yamlfile", "resources", "cjk", "templating", "progress", "filekind", "memory", "ownfiles",
+                        "plugins", "cachefiles", "defaults"})),
     ("readers", frozenset({"ingest", "graph", "tensors", "compare", "detections"})),
     ("facts", frozenset({"facts", "evidence", "post"})),
     ("engine", frozenset({"diagnosis", "advice", "engine", "remedy", "config", "verify"})),
