@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from advisor.engine.loading import builtin_pack_paths, load_packs
 from advisor.engine.packs import Rule
@@ -30,6 +31,7 @@ from advisor.facts.thresholds import Thresholds, load_thresholds
 from advisor.ingest import read_comparison
 from advisor.pipeline_cases import run_input_case
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 SOURCES = sorted(DATA.rglob("*.csv"))
@@ -93,18 +95,24 @@ def minimise(path: Path, keep: Callable[[Path], bool], scratch: Path) -> list[tu
                                               for group in chosen for _, text in group))
         return keep(scratch)
 
-    chunk = max(len(groups) // 2, 1)
+    return [row for group in fewest(groups, holds) for row in group]
+
+
+def fewest(items: list[T], holds: Callable[[list[T]], bool]) -> list[T]:
+    """The fewest of ``items`` (in their order) for which ``holds`` still holds, leaving out chunks of
+    halving size (delta debugging): ``holds`` is never asked about an empty list."""
+    chunk = max(len(items) // 2, 1)
     while chunk >= 1:
         start, changed = 0, False
-        while start < len(groups):
-            trial = groups[:start] + groups[start + chunk:]
+        while start < len(items):
+            trial = items[:start] + items[start + chunk:]
             if trial and holds(trial):
-                groups, changed = trial, True
+                items, changed = trial, True
             else:
                 start += chunk
         if not changed:
             chunk //= 2
-    return [row for group in groups for row in group]
+    return items
 
 
 def family(path: Path) -> str:

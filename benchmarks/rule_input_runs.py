@@ -1,13 +1,18 @@
 """Cut the built-in rules' whole-run input cases: a comparison with the run's other inputs (dumps, build
-config, graph), copied from a committed run under tests/data into ``rules/core/<domain>/cases/<run>/``.
+config, graph), copied from a committed run under tests/data, or from a run the scenario generator makes
+with every dump (benchmarks/scenarios; for the checks on the CPU, ``--verify``), into
+``rules/core/<domain>/cases/<run>/``.
 
 The comparison is cut to the fewest ops whose rows keep what every rule gives on the whole run (each
 rule's findings and explanations, by op and index), with ``advisor.pipeline.analyse`` as `advisor run`
-runs it; the other inputs are copied as the tools wrote them. Each run's source and kept lines land in
+runs it (with ``--verify`` when the run says so); dump files the outcome does not depend on are left
+out whole; the other inputs are copied as the tools wrote them. Each run's source and kept lines land in
 the folder's SOURCES.md. Which rules a run's case proves, and which stay silent on it, is written in the
 rule files by hand: a run here is labelled by how it was built (its label.json), never by advisor.
 
-    python -m benchmarks.rule_input_runs [RUN ...]
+    python -m benchmarks.rule_input_runs [--work DIR] [RUN ...]
+
+``--work``: where generated runs are made (and found again by the next call); a temporary folder by default.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.engine.runner import EngineResult
 from advisor.pipeline import AnalysisOptions, analyse
-from benchmarks.rule_cases import REPO, _ranges, minimise
+from benchmarks.rule_cases import REPO, _ranges, fewest, minimise
 
 DATA = REPO / "tests" / "data"
 CORE = REPO / "rules" / "core"
@@ -29,11 +36,13 @@ CORE = REPO / "rules" / "core"
 class Run:
     name: str                 # the case folder's name, under rules/core/<domain>/cases/
     domain: str
-    source: str               # the run's folder under tests/data
+    source: str               # the run's folder under tests/data, or the generated scenario's name
     comparison: str           # its comparison file, relative to ``source``
     config: str | None = None
     dumps: tuple[str, str] | None = None     # golden, target folders relative to ``source``
     graph: str | None = None
+    generated: bool = False   # made by benchmarks.scenarios (catalog.CORPUS), every dump kept
+    verify: bool = False      # analysed with --verify (replay, emulation, remedy steps on the CPU)
 
 
 RUNS = (
@@ -62,6 +71,23 @@ RUNS = (
         "two_images/build.yaml", ("golden", "two_images/target"), "model.onnx"),
     Run("calibration_correct", "quantization", "calibration", "correct/result.csv",
         "correct/build.yaml", ("golden", "correct/target"), "model.onnx"),
+    # Generated with every op dumped (benchmarks.scenarios.catalog.CORPUS); the model and --verify where the
+    # rules need them (the byte transformer's model.onnx is 554 KB: runs that share its weights share the file).
+    Run("normalised_twice", "preprocessing", "duplicate_normalization__mtcnn_rnet__normalised_twice__s0",
+        "result_20240506011942.csv", "build.json", ("golden", "target"), generated=True),
+    *(Run(name, domain, scenario, comparison, "build.json", ("golden", "target"), "model.onnx", generated=True,
+          verify=verify) for name, domain, scenario, comparison, verify in (
+        ("clean_transformer", "verification", "clean_fp16__byte_transformer__allow_fp32_to_fp16__s0",
+         "result_20240506190943.csv", True),
+        ("output_logit_drift", "verification", "mixed_overflow_problem__byte_transformer__output_logit_drift__s0",
+         "result_20240506204412.csv", True),
+        ("overflow_hiding_softmax_axis", "verification",
+         "mixed_overflow_hidden__byte_transformer__token_outliers_softmax_axis__s0", "result_20240506200652.csv", True),
+        ("calibration_clipped", "quantization", "quant_calibration__byte_transformer__percentile_95_b1__s0",
+         "result_20240506051159.csv", True),
+        ("per_tensor_super_weights", "quantization", "quant_per_tensor__byte_transformer__super_weights_b1__s0",
+         "result_20240506135031.csv", False),
+    )),
 )
 
 
@@ -70,7 +96,22 @@ def options(folder: Path, run: Run, comparison: Path) -> AnalysisOptions:
     return AnalysisOptions(comparison=comparison, plugins=False,
                            build_config=folder / run.config if run.config else None,
                            dumps=(folder / run.dumps[0], folder / run.dumps[1]) if run.dumps else None,
-                           graph=folder / run.graph if run.graph else None)
+                           graph=folder / run.graph if run.graph else None, verify=run.verify)
+
+
+def source_folder(run: Run, work: Path) -> Path:
+    """Where the run's inputs are: under tests/data, or generated into ``work`` (once; found again there)."""
+    if not run.generated:
+        return DATA / run.source
+    folder = work / run.source
+    if not (folder / run.comparison).is_file():
+        from benchmarks.scenarios.catalog import CORPUS
+        from benchmarks.scenarios.scenario import generate
+
+        generated = generate(next(spec for spec in CORPUS if spec.name == run.source), work)
+        if generated.problems or not (folder / run.comparison).is_file():
+            raise SystemExit(f"{run.source}: {generated.problems or 'no ' + run.comparison} (the generator changed?)")
+    return folder
 
 
 def outcome(opts: AnalysisOptions) -> dict[str, frozenset] | None:
@@ -82,24 +123,30 @@ def outcome(opts: AnalysisOptions) -> dict[str, frozenset] | None:
     given: dict[str, set] = {}
     for finding in diagnosis.findings:
         given.setdefault(finding.rule, set()).add((finding.kind, finding.op, finding.index))
-    for cause, symptom, rule in diagnosis.explanations:
+    explained = EngineResult(diagnosis.findings, diagnosis.explanations, groups=diagnosis.explanation_groups)
+    for cause, symptom, rule in explained.every_explanation():     # one cause's many symptoms come as a group
         given.setdefault(rule, set()).add((cause, symptom))
     return {rule: frozenset(items) for rule, items in given.items()}
 
 
-def cut(run: Run) -> None:
-    source = DATA / run.source
-    target = CORE / run.domain / "cases" / run.name
+def cut(run: Run, work: Path) -> None:
+    """Cut the run into a scratch folder beside its case folder, then put it in place: the rules' existing
+    input cases keep their files (the packs do not load without them) until the new cut is done."""
+    source = source_folder(run, work)
+    wanted = outcome(options(source, run, source / run.comparison))
+    if wanted is None:
+        raise SystemExit(f"{run.name}: advisor cannot analyse {source / run.comparison}")
+    final = CORE / run.domain / "cases" / run.name
+    target = final.with_name(f".{run.name}.cutting")
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    for name in filter(None, (run.config, run.graph, *(run.dumps or ()))):
+    for name in filter(None, (run.config, run.graph, *(run.dumps or ()), "label.json" if run.generated else None)):
         copy = shutil.copytree if (source / name).is_dir() else shutil.copy
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         copy(source / name, target / name)
     for extra in ("calibration.json", "aipp.cfg"):        # files a build config names beside itself
         if run.config and (source / Path(run.config).parent / extra).is_file():
             shutil.copy(source / Path(run.config).parent / extra, target / Path(run.config).parent / extra)
-    wanted = outcome(options(source, run, source / run.comparison))
     _drop_unneeded_dumps(run, target, source / run.comparison, wanted)
     kept = minimise(source / run.comparison, lambda p: outcome(options(target, run, p)) == wanted,
                     target / ".scratch.csv")
@@ -107,44 +154,78 @@ def cut(run: Run) -> None:
     header = (source / run.comparison).read_bytes().splitlines(keepends=True)[0]
     (target / run.comparison).parent.mkdir(parents=True, exist_ok=True)
     (target / run.comparison).write_bytes(header + b"".join(t if t.endswith(b"\n") else t + b"\n" for _, t in kept))
+    _drop_unneeded_dumps(run, target, target / run.comparison, wanted)   # the rows left out may need fewer
     assert outcome(options(target, run, target / run.comparison)) == wanted, run.name
-    _record(run, [1] + [n for n, _ in kept])
-    print(f"{run.domain}/{run.name}: {len(kept)} of the comparison's rows kept; " +
-          ", ".join(sorted(wanted or {})))
+    shutil.rmtree(final, ignore_errors=True)
+    target.rename(final)
+    _record(run, [1] + [n for n, _ in kept], _dump_counts(run, source, final))
+    print(f"{run.domain}/{run.name}: {len(kept)} of the comparison's rows kept; " + ", ".join(sorted(wanted)))
 
 
 def _drop_unneeded_dumps(run: Run, target: Path, comparison: Path, wanted: dict | None) -> None:
     """Leave out each dump file the outcome does not depend on (whole files, never parts of one)."""
-    for folder in run.dumps or ():
-        for dump in sorted((target / folder).iterdir()):
-            kept = dump.read_bytes()
-            dump.unlink()
-            if outcome(options(target, run, comparison)) != wanted:
-                dump.write_bytes(kept)
+    saved = {dump: dump.read_bytes() for folder in run.dumps or () for dump in sorted((target / folder).iterdir())}
+
+    def holds(kept: list[Path]) -> bool:
+        for dump, data in saved.items():
+            if dump in kept and not dump.exists():
+                dump.write_bytes(data)
+            elif dump not in kept:
+                dump.unlink(missing_ok=True)
+        return outcome(options(target, run, comparison)) == wanted
+
+    holds(fewest(list(saved), holds))
 
 
-def _record(run: Run, lines: list[int]) -> None:
+def _dump_counts(run: Run, source: Path, target: Path) -> str:
+    return ", ".join(f"`{folder}` {len(list((target / folder).iterdir()))} of {len(list((source / folder).iterdir()))}"
+                     for folder in run.dumps or ())
+
+
+def _record(run: Run, lines: list[int], dumps: str) -> None:
     index = CORE / run.domain / "cases" / "SOURCES.md"
     text = index.read_text(encoding="utf-8") if index.is_file() else "# Where these input cases come from\n"
-    heading = "\n## Whole runs (comparison with dumps, build config, graph)\n\n"
-    if heading not in text:
-        text = text.rstrip("\n") + "\n" + heading + (
-            "Each folder holds a run committed under tests/data, cut with `python -m benchmarks.rule_input_runs`: "
-            "its comparison cut to whole rows (lines below), its other inputs copied unchanged.\n\n")
+    heading = GENERATED_HEADING if run.generated else COMMITTED_HEADING
+    if heading[0] not in text:
+        text = text.rstrip("\n") + "\n" + heading[0] + heading[1]
     copied = ", ".join(f"`{name}`" for name in filter(None, (run.config, run.graph, *(run.dumps or ()))))
-    entry = (f"- `{run.name}/`: tests/data/{run.source}: `{run.comparison}` lines {_ranges(lines)}"
-             + (f"; {copied} copied" if copied else "") + "\n")
+    where = f"`{run.source}`" if run.generated else f"tests/data/{run.source}"
+    entry = (f"- `{run.name}/`: {where}: `{run.comparison}` lines {_ranges(lines)}"
+             + (f"; {copied} copied" if copied else "") + (f"; dump files kept: {dumps}" if run.generated else "")
+             + ("; analysed with --verify" if run.verify else "")
+             + "\n")
     text = re.sub(rf"^- `{re.escape(run.name)}/`:.*\n", "", text, flags=re.M)
-    index.write_text(text.rstrip("\n") + "\n" + entry, encoding="utf-8")
+    at = text.index(heading[0]) + len(heading[0]) + len(heading[1])
+    end = text.find("\n## ", at)
+    end = len(text) if end < 0 else end
+    section = text[at:end].rstrip("\n") + "\n" + entry
+    index.write_text(text[:at] + section.lstrip("\n") + ("\n" + text[end:].lstrip("\n") if end < len(text) else ""),
+                     encoding="utf-8")
+
+
+COMMITTED_HEADING = (
+    "\n## Whole runs (comparison with dumps, build config, graph)\n\n",
+    "Each folder holds a run committed under tests/data, cut with `python -m benchmarks.rule_input_runs`: its "
+    "comparison cut to whole rows (lines below), its other inputs copied unchanged.\n\n")
+GENERATED_HEADING = (
+    "\n## Generated runs (every op dumped)\n\n",
+    "Each folder holds a run of the scenario generator (`python -m benchmarks.scenarios --out DIR --only FAMILY`: "
+    "a real network run on the CPU in float32 and as the emulated target with the labelled fault; its "
+    "label.json, copied here, says how it was built), cut with `python -m benchmarks.rule_input_runs RUN`: its "
+    "comparison cut to whole rows (lines below), the dump files the outcome does not depend on left out whole, "
+    "the other inputs copied unchanged.\n\n")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", help="only these runs (case folder names)")
+    parser.add_argument("--work", type=Path, help="where generated runs are made and found again (default: a "
+                                                 "temporary folder)")
     args = parser.parse_args(argv)
-    for run in RUNS:
-        if not args.runs or run.name in args.runs:
-            cut(run)
+    with tempfile.TemporaryDirectory(prefix="rule-input-runs-") as scratch:
+        for run in RUNS:
+            if not args.runs or run.name in args.runs:
+                cut(run, args.work or Path(scratch))
     return 0
 
 

@@ -102,6 +102,13 @@ def double_normalised(case: NetworkCase) -> faults.Fault:
         build_knobs={"tool": "magicmind", **insert_bn([127.5] * 3, [128.0] * 3)})
 
 
+def normalised_twice(case: NetworkCase) -> faults.Fault:
+    return faults.InputFault(
+        kind="duplicate_normalization", input_name="images", make_input=lambda x: inputs.mtcnn_normalise(x),
+        description="pre-processing applies (x - 127.5) / 128 to pixels a data loader already normalised; the model "
+                    "normalises nothing (no insert_bn_before_firstnode)")
+
+
 def raw_pixels_into_normalising_model(case: NetworkCase) -> faults.Fault:
     """The intended use of insert_bn_before_firstnode: raw uint8 pixels in, the model normalises."""
     def make_input(x: torch.Tensor) -> torch.Tensor:
@@ -393,6 +400,7 @@ CORPUS: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("rgb_bgr_swap", "mtcnn_pnet", "aipp_swap", 0, rgb_bgr),
     ScenarioSpec("duplicate_normalization", "mtcnn_onet", "bn_inserted", 0, double_normalised),
     ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "bn_inserted", 0, double_normalised),
+    ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "normalised_twice", 0, normalised_twice),
     ScenarioSpec("duplicate_normalization", "crepe_tiny", "cmvn_twice", 0, cmvn_twice),
     ScenarioSpec("duplicate_normalization", "crepe_tiny", "cmvn_twice", 1, cmvn_twice),
     ScenarioSpec("clean_bn_inserted", "mtcnn_rnet", "raw_uint8", 0, raw_pixels_into_normalising_model),

@@ -4,6 +4,8 @@ ones, beside the rule, with the run's other inputs) run as advisor run runs them
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from advisor.engine.cases import run_case
@@ -17,30 +19,31 @@ CASES = [(rule, case) for rule in RULES for case in rule.cases]
 RUN_RULES = load_packs(installed=False).rules
 INPUT_CASES = [(rule, case) for rule in RUN_RULES for case in rule.input_cases]
 
-# The rules that have no input case yet, each with the reason: no committed real run makes them fire.
+# The rules that have no input case yet, each with the reason: no committed or generated run makes them fire.
 # Their fact cases stand in; this list only shrinks (an input case for one of them fails the test below
 # until it leaves the list).
-_REPLAY = ("needs every op's dumps for the replay on the CPU (--verify); the committed runs keep only the "
-           "network inputs' dumps")
-_QUANT = ("needs the int8 byte transformer's model.onnx (over 64 KB, not committed) and its per-layer dumps; "
-          "only generated with torch (benchmarks.scenarios)")
+_QUANT = "no generated int8 run shows it (benchmarks/scenarios, the quant_* families): "
 _NO_RUN = "no committed real run (tests/data, ../shared/realdata) shows it"
 _RECORDS = ("needs hardware overflow records (Opdebug dumps) from a device run; none is committed (the tests "
             "write records in the documented layout, which is no real tool's output)")
+_ALTERNATIVE = ("needs an int8 root cause whose own fix leaves the emulated output broken while another int8 setting "
+                "restores it (--verify); in every generated int8 run the rules name the fix that restores it")
 WITHOUT_INPUT_CASES: dict[str, str] = {
     "output-deviates-without-entry": _NO_RUN, "reference-not-finite": _NO_RUN,
     "hw-accumulation-overflow": _RECORDS, "hw-conversion-overflow": _RECORDS, "hw-float-overflow": _RECORDS,
-    "duplicate-normalization": _NO_RUN + " with dumps and a build config (no such generated scenario committed)",
     "layout-buffer-not-transposed": _NO_RUN + " with dumps (no such generated scenario committed)",
     "normalized-input-into-normalizing-model": _NO_RUN + " with dumps (no such generated scenario committed)",
     "random-preprocessing": _NO_RUN + " with dumps of two runs of a random preprocessing",
-    **dict.fromkeys(("quant-backend-issue", "quant-calibration", "quant-explains-op-findings", "quant-per-tensor",
-                     "quant-precision-limit", "quant-sensitive-op", "quant-symmetric"), _QUANT),
-    **dict.fromkeys(("earlier-cause-explains-inherited-op", "earlier-cause-explains-inherited", "fix-not-restoring",
-                     "fix-verified", "replay-inherited-explains-finding", "replay-inherited", "replay-op-wrong",
-                     "replay-pairing", "residual-explains-later-residual", "target-saturates",
-                     "verified-alternative-explains-finding", "verified-asymmetric", "verified-calibration",
-                     "verified-keep-float", "verified-per-channel"), _REPLAY),
+    "quant-backend-issue": _QUANT + "the simulation of the build's int8 reproduces every quantised layer they make",
+    "quant-sensitive-op": _QUANT + "they quantise no int8-sensitive op (Softmax, LayerNorm, ...)",
+    **dict.fromkeys(("quant-precision-limit", "quant-symmetric"), (
+        "generated runs show it (quant_precision_limit__byte_transformer__outlier_weights_b1__s0, "
+        "quant_symmetric__byte_transformer__attention_int8__s0), but each has a model.onnx of its own (554 KB; "
+        "benchmarks/rule_input_runs.py keeps the whole addition near 3 MB)")),
+    "replay-pairing": ("needs a comparison that pairs tensors which do not belong together; the scenario generators "
+                       "pair every tensor right"),
+    **dict.fromkeys(("verified-alternative-explains-finding", "verified-asymmetric", "verified-calibration",
+                     "verified-keep-float", "verified-per-channel"), _ALTERNATIVE),
 }
 
 
@@ -81,3 +84,26 @@ def test_every_rule_is_documented_and_has_both_kinds_of_case(rule):
 def test_rule_ids_are_unique_across_builtin_packs():
     ids = [rule.id for rule in RULES]
     assert len(ids) == len(set(ids))
+
+
+def _label_of(rule, case) -> dict | None:
+    """The label.json of the generated run an input case reads (how the run was built), or None."""
+    label = (rule.source.parent / case["input"]).parent / "label.json"
+    return json.loads(label.read_text(encoding="utf-8")) if label.is_file() else None
+
+
+GENERATED = [(rule, case) for rule, case in INPUT_CASES if case["expect"] == "fire" and _label_of(rule, case)]
+
+
+@pytest.mark.parametrize(("rule", "case"), GENERATED, ids=[f"{r.id}::{c['name']}" for r, c in GENERATED])
+def test_a_case_on_a_generated_run_expects_the_ops_its_label_names(rule, case):
+    """What a firing case on a generated run states comes from how the run was built: each finding's op and
+    index, and each explanation's cause, is the labelled root cause or one of its labelled symptoms."""
+    label = _label_of(rule, case)
+    labelled = {(label["op"], label["index"]), *((s["op"], s["index"]) for s in label.get("symptoms", []))}
+    assert case.get("findings") or case.get("explains")
+    for finding in case.get("findings") or []:
+        if "op" in finding:
+            assert (finding["op"], finding["index"]) in labelled, finding
+    for pair in case.get("explains") or []:
+        assert int(pair["cause"].rsplit("@", 1)[1]) in {index for _, index in labelled}, pair
