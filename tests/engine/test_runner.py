@@ -106,12 +106,14 @@ def test_alternatives_next_to_a_join_reference_all_match(tmp_path):
 
 def test_many_rulesets_in_one_process_stay_sound():
     # durable_rules 2.0.28 corrupted memory on ordering joins inside an $and (a segfault some twenty
-    # rulesets later, found with AddressSanitizer); those joins are guards now. Every built-in case,
-    # twenty times over, in one process: a regression kills the test run.
-    from advisor.pipeline_cases import run_pack_cases
+    # rulesets later, found with AddressSanitizer); those joins are guards now. Every built-in fact case,
+    # twenty times over, in one process: a regression kills the test run. (Input cases make the same
+    # rulesets after a whole pipeline each, --verify replays among them: they run once, in
+    # tests/rules/test_builtin_rule_cases.py.)
+    from advisor.engine.cases import run_case
     core = load_pack(Path(__file__).resolve().parents[2] / "rules" / "core")
     for _ in range(20):
-        assert all(result.passed for result in run_pack_cases(core))
+        assert all(run_case(rule, case).passed for rule in core.rules for case in rule.cases)
 
 
 def test_ordering_joins_are_checked_as_guards():
