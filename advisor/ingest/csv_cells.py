@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
+from advisor.memory import give_back_free_heap
 
 # Cells that mean "no value" in some tool's output. msprobe writes N/A (no bench data, bench value 0),
 # Nan, None, unsupported (scalar or 0-d tensor), "shape unmatched", "No data", "unreadable data";
@@ -130,6 +131,7 @@ def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
         del pieces     # this column's blocks are freed before the next column is joined
         columns[name] = pd.arrays.ArrowStringArray(combined, dtype=dtype)
     frame = pd.DataFrame(columns, copy=False)
+    give_back_free_heap()   # what the blocks and the chunks left free inside the heaps
     empty = np.zeros(0, dtype=np.int64)
     return frame, np.concatenate(newlines) if newlines else empty, \
         np.concatenate(filled) if filled else empty.astype(bool)

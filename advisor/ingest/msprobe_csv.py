@@ -59,8 +59,8 @@ from advisor.errors import InputFormatError
 from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, numbers_and_words, read_text_cells, text_column
 from advisor.ingest.derived_metrics import derive_metrics
 from advisor.ingest.extra_columns import typed_extra, user_column_name
-from advisor.ingest.msprobe_names import split_tensor_names
-from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_column
+from advisor.ingest.msprobe_identity import identity_columns
+from advisor.ingest.table import COLUMNS, FLOAT_COLUMNS, ComparisonTable, na_columns
 
 CURRENT = "msprobe"
 LEGACY = "msprobe-legacy"
@@ -178,7 +178,7 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     # The names are split by Arrow kernels, which release the GIL: on a second core while the
     # numbers are parsed here (a million distinct names take seconds).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        identity = pool.submit(_identity, text, n)
+        identity = pool.submit(identity_columns, text, n)
         derived = _number_columns(cells, lines, path, summary, columns, present)
     columns.update(identity.result())
     for role in ("npu_dtype", "golden_dtype"):
@@ -200,7 +200,9 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     columns["is_network_output"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     columns.update(_nonfinite(cells))
     columns["source_line"] = lines
-    frame = pd.DataFrame({name: columns[name] if name in columns else na_column(name, n) for name in COLUMNS},
+    # the columns this layout leaves empty share one all-NA array per dtype (md5 fills no number)
+    absent = na_columns([name for name in COLUMNS if name not in columns], n)
+    frame = pd.DataFrame({name: columns[name] if name in columns else absent[name] for name in COLUMNS},
                          copy=False)
     order = [m for m in FLOAT_COLUMNS if m in present]
     table = ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
@@ -256,43 +258,6 @@ def _keep_unknown(cells: pd.DataFrame, table: ComparisonTable) -> None:
             table.extra_metrics.append(name)
     if kept:  # one concat: column by column, a wide file would copy the frame once per column
         table.frame = pd.concat([table.frame, pd.DataFrame(kept, index=table.frame.index, copy=False)], axis=1)
-
-
-def _identity(text: dict[str, pd.Series], n: int) -> dict[str, object]:
-    empty = pd.Series(pd.NA, index=range(n), dtype="string")
-    npu_name = text.get("_npu_name", empty)
-    bench_name = text.get("_bench_name", empty)
-    # one pass over both columns; most rows print the same name twice, and a bench name is split
-    # only where it differs
-    differ = np.flatnonzero(~(npu_name == bench_name).fillna(False).to_numpy(dtype=bool))
-    both = split_tensor_names(pd.concat([npu_name, bench_name.iloc[differ]], ignore_index=True))
-    at = np.arange(n)
-    at[differ] = n + np.arange(differ.size)
-    npu, bench = both.iloc[:n], both.take(at).reset_index(drop=True)
-    npu_side = npu_name.notna() | text.get("npu_dtype", empty).notna()
-    bench_side = bench_name.notna() | text.get("golden_dtype", empty).notna()
-    npu_only = (npu_side & ~bench_side).to_numpy(dtype=bool)
-    golden_only = (bench_side & ~npu_side).to_numpy(dtype=bool)
-    # A name no pattern splits is still the best identity there is: it becomes its own call.
-    npu_call = npu["call"].fillna(npu_name)
-    bench_call = bench["call"].fillna(bench_name)
-    call = npu_call.fillna(bench_call)
-    # npu name blank: the parts come from the bench name (same API in a name-matched compare)
-    parts = npu.where(npu_name.notna(), bench, axis=0)
-    codes, _ = pd.factorize(call)
-    op_index = pd.arrays.IntegerArray(np.maximum(codes, 0).astype(np.int64), codes < 0)
-    return {
-        "op_index": op_index,
-        "op_type": parts["op_type"].astype("string").array,
-        "op_name": call.mask(golden_only).astype("string").array,
-        "golden_ops": bench_call.astype("string").array,
-        "tensor_id": npu_name.array,
-        "io": parts["io"].astype("string").array,
-        "slot": parts["slot"].astype("Int64").array,
-        "direction": parts["direction"].astype("string").array,
-        "npu_only": pd.array(npu_only, dtype="boolean"),
-        "golden_only": pd.array(golden_only, dtype="boolean"),
-    }
 
 
 def _nonfinite(cells: pd.DataFrame) -> dict[str, pd.api.extensions.ExtensionArray]:

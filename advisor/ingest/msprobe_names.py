@@ -85,12 +85,22 @@ def split_call_names(calls: pd.Series) -> pd.DataFrame:
     """Columns ``direction, op_type, counter, kind`` for a column of call names."""
     codes, distinct = _distinct(calls)
     parts = _call_parts(distinct)
-    return _typed_rows({name: parts[name] for name in ("direction", "op_type", "counter", "kind")}, codes,
+    rows = codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return _typed_rows({name: parts[name] for name in ("direction", "op_type", "counter", "kind")}, rows,
                        calls.index)
 
 
 def split_tensor_names(names: pd.Series) -> pd.DataFrame:
     """Columns ``call, io, arg, slot, direction, op_type, counter`` for a column of tensor names."""
+    codes, distinct, parts = distinct_tensor_parts(names)
+    return _typed_rows(parts, codes, names.index)
+
+
+def distinct_tensor_parts(names: pd.Series) -> tuple[np.ndarray, pa.Array, Groups]:
+    """The parts ``split_tensor_names`` gives, once per distinct name: per row the position of its
+    name among the distinct names (-1: NA), the distinct names (Arrow strings) and their parts
+    (Arrow arrays, null where a name fits no shape). A reader that keeps the parts as codes takes
+    them from here without a string per row."""
     codes, distinct = _distinct(names)
     parts = _tensor_parts(distinct)
     calls = _call_parts(parts["call"])
@@ -98,7 +108,7 @@ def split_tensor_names(names: pd.Series) -> pd.DataFrame:
     parts["direction"] = pc.coalesce(parts["direction"], calls["direction"])
     parts["op_type"] = pc.coalesce(parts["op_type"], calls["op_type"])
     parts["counter"] = calls["counter"]
-    return _typed_rows(parts, codes, names.index)
+    return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), distinct, parts
 
 
 DOT = pa.scalar(".", pa.large_string())
@@ -180,12 +190,13 @@ def _tensor_parts(names: pa.Array) -> Groups:
     }
 
 
-def _typed_rows(parts: dict[str, pa.Array], codes: pa.Array, index: pd.Index) -> pd.DataFrame:
-    """Row ``codes[i]`` of the distinct parts for each i (all NA for a null code), typed: ``slot`` and
+def _typed_rows(parts: dict[str, pa.Array], codes: np.ndarray, index: pd.Index) -> pd.DataFrame:
+    """Row ``codes[i]`` of the distinct parts for each i (all NA for code -1), typed: ``slot`` and
     ``counter`` Int64, the rest strings. Taken by Arrow, then wrapped without a copy."""
     columns = {}
+    rows = pa.array(codes, mask=codes < 0)
     for name, values in parts.items():
-        taken = values.take(codes)
+        taken = values.take(rows)
         if pa.types.is_integer(taken.type):
             mask = taken.is_null().to_numpy(zero_copy_only=False)
             numbers = taken.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)

@@ -160,6 +160,17 @@ def test_md5_mode_compares_the_digests(write_result):
     assert table.present_metrics == []
 
 
+def test_number_columns_a_layout_leaves_empty_hold_no_buffer_each(write_result):
+    # an MD5 comparison fills no number: at a million rows 26 float columns of NaN would be as large
+    # as the file; they share one array, and writing one column gives it its own
+    frame = read_comparison(write_result(MD5_HEADER, MD5_ROWS * 50, name="cmp.csv")).frame
+    empty = [frame[name].to_numpy() for name in ("cosine", "npu_max", "golden_norm", "max_rel_diff")]
+    assert all(np.isnan(values).all() for values in empty)
+    assert all(np.shares_memory(empty[0], values) for values in empty[1:])
+    frame.loc[0, "cosine"] = 0.5
+    assert np.isnan(frame["npu_max"].to_numpy()).all()
+
+
 def test_old_ptdbg_names_and_mindspore_dtypes(write_result):
     frame = read_comparison(write_result(LEGACY_HEADER, LEGACY_ROWS, name="cmp.csv")).frame
     assert list(frame["op_name"]) == ["Functional_matmul_0_forward"] * 2
