@@ -23,7 +23,7 @@ from .cjk import tidy
 from .diagnosis import Finding
 from .errors import KnowledgeError
 from .resources import data_dir
-from .templating import BoundedEnvironment, render_bounded, render_problem, template_problem
+from .templating import BoundedEnvironment, render_bounded, render_joined, render_problem, template_problem
 from .text import oneline, suggest
 from .yamlfile import load_yaml
 
@@ -291,13 +291,21 @@ def render_advice(finding: Finding, lang: str = "en", prefer: Sequence[str] = ()
             raise KnowledgeError(f"template error: {exc}", path=path, line=line, field=f"{lang}.{section}") from None
 
     order = [b for b in prefer if b in BACKENDS] + [b for b in BACKENDS if b not in prefer and b != "training"]
-    fixes = [(BACKENDS[b][lang], render(body["fix"][b], f"fix.{b}")) for b in order if b in body["fix"]]
+    backends = [b for b in order if b in body["fix"]]
+    sections = {"what": body["what"], "why": body["why"], "confirm": body["confirm"],
+                **{f"fix.{b}": body["fix"][b] for b in backends}}
+    # one render of the whole page; each section alone when that cannot be (templating.render_joined)
+    joined = render_joined(_env, tuple(str(text) for text in sections.values()), context)
+    if joined is None:
+        texts = [render(str(text), section) for section, text in sections.items()]
+    else:
+        texts = [tidy(text.strip(), lang) for text in joined]
     return Advice(
         kind=finding.kind,
         title=page["title"][lang],
-        what=render(body["what"], "what"),
-        why=render(body["why"], "why"),
-        confirm=render(body["confirm"], "confirm"),
-        fixes=fixes,
+        what=texts[0],
+        why=texts[1],
+        confirm=texts[2],
+        fixes=[(BACKENDS[b][lang], text) for b, text in zip(backends, texts[3:], strict=True)],
         references=[str(r) for r in body["references"]],
     )

@@ -36,7 +36,7 @@ from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
-from ..templating import many_renders, render_bounded
+from ..templating import many_renders, render_bounded, render_joined
 from .conditions import split_joins
 from .explain import ExplainJoin, ExplanationGroup
 from .joins import IndexedJoin, Prefilter
@@ -239,8 +239,10 @@ class Collector:
         if finding_id in self.findings:
             return
         context = {**matched, "params": {**rule.params, **self.params.get(rule.id, {})}}
-        evidence = {lang: tidy(render_bounded(_template(text), context).strip(), lang)
-                    for lang, text in emit.evidence.items()}
+        # the languages' texts in one render; each alone when that cannot be (templating.render_joined)
+        texts = render_joined(template_env, tuple(emit.evidence.values()), context) or \
+            [render_bounded(_template(text), context) for text in emit.evidence.values()]
+        evidence = {lang: tidy(text.strip(), lang) for lang, text in zip(emit.evidence, texts, strict=True)}
         values: dict[str, Any] = {}
         for spec in emit.values:
             alias, _, name = spec.rpartition(".")

@@ -1,0 +1,60 @@
+"""A finding's texts rendered in one pass give what each text rendered alone gives, or nothing (and
+then each is rendered alone): joining must never change a word of the advice or the evidence."""
+
+from __future__ import annotations
+
+import pytest
+from jinja2 import StrictUndefined
+
+from advisor.advice import AdviceBook, _sample_context, render_advice
+from advisor.diagnosis import Finding
+from advisor.templating import BoundedEnvironment, render_bounded, render_joined
+
+ENV = BoundedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+CONTEXT = {"op": "Conv_3", "op_type": "Conv2D", "index": 3, "values": {"keep_fp32": "a,b", "scale": 0.25}}
+
+
+def alone(texts: tuple[str, ...], context: dict) -> list[str]:
+    return [render_bounded(ENV.from_string(text), context) for text in texts]
+
+
+@pytest.mark.parametrize("texts", [
+    ("{{ op }}{% if op_type %} ({{ op_type }}){% endif %} overflows", "Plain text.", "  spaced  "),
+    ("{{ op -}}   ", "   {{- op_type }}", "{%- if values.scale > 0.1 -%} big {%- endif -%}", "{# note #}x"),
+    ("{% for name in values.keep_fp32.split(',') %}{{ name }};{% endfor %}", "{{ index * 2 }}",
+     "{{ '%.3f' % values.scale }}"),
+    ("{% raw %}{{ kept }}{% endraw %}", "{% with x = 4 %}{{ x }}{% endwith %}", "{{ x | default('none') }}"),
+])
+def test_joined_texts_render_as_each_alone(texts):
+    context = {**CONTEXT, "x": "outer"}
+    assert render_joined(ENV, texts, context) == alone(texts, context)
+
+
+@pytest.mark.parametrize("texts", [
+    ("{% set op = 'other' %}a", "{{ op }}"),        # an assignment would reach the next text
+    ("ends with a newline\n", "{{ op }}"),          # Jinja drops the last newline of a text alone
+    ("{{ op }}\ue000", "b"),                        # a text holding the mark
+    ("{{ op }}", "{{ 1 / 0 }}"),                    # a text that fails: rendered alone, it names itself
+    ("{{ op }}", "{% if %}"),                       # a text that does not compile
+    ("only one",),
+])
+def test_texts_that_cannot_be_joined_are_left_to_render_alone(texts):
+    assert render_joined(ENV, texts, CONTEXT) is None
+
+
+def test_a_value_holding_the_mark_is_left_to_render_alone():
+    texts = ("{{ op }}", "{{ op_type }}")
+    assert render_joined(ENV, texts, {**CONTEXT, "op": "a\ue000b"}) is None
+
+
+def test_every_built_in_advice_page_reads_the_same_joined_and_section_by_section(monkeypatch):
+    # the values a page is checked with (every name it may read): each page renders whole
+    values = _sample_context()["values"]
+    book = AdviceBook()
+    findings = [Finding(id=f"{kind}@3", rule="r", pack="core", kind=kind, severity="error", title={}, op="Conv_3",
+                        index=3, op_type="Conv2D", confidence=0.9, values=values) for kind in book.kinds()]
+    pages = {(f.kind, lang): render_advice(f, lang, ("tensorrt",), book) for f in findings for lang in ("en", "zh")}
+    monkeypatch.setattr("advisor.advice.render_joined", lambda *args: None)
+    for finding in findings:
+        for lang in ("en", "zh"):
+            assert render_advice(finding, lang, ("tensorrt",), book) == pages[finding.kind, lang], finding.kind
