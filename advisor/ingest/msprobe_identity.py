@@ -81,7 +81,7 @@ def _compact(codes: np.ndarray, texts: pa.Array) -> pd.Categorical:
     used = np.flatnonzero(np.bincount(codes + 1, minlength=len(texts) + 1)[1:])
     renumber = np.full(len(texts) + 1, -1, dtype=np.int64)
     renumber[used] = np.arange(used.size)
-    return coded_from(renumber[codes], texts.take(pa.array(used)).to_pylist())
+    return coded_from(renumber[codes], texts.take(pa.array(used)))
 
 
 def _first_seen(codes: np.ndarray, count: int) -> pd.arrays.IntegerArray:
