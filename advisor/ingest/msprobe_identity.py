@@ -26,7 +26,7 @@ def identity_columns(text: dict[str, pd.Series], n: int) -> dict[str, object]:
     # only where it differs
     differ = np.flatnonzero(~(npu_name == bench_name).fillna(False).to_numpy(dtype=bool))
     names = pd.concat([npu_name, bench_name.iloc[differ]], ignore_index=True) if differ.size else npu_name
-    codes, distinct, parts = distinct_tensor_parts(names)
+    codes, distinct, parts = distinct_tensor_parts(names, each_row=True)   # each row is one tensor
     del names
     npu_code = codes[:n]
     bench_code = npu_code.copy()

@@ -77,6 +77,17 @@ def test_names_give_call_api_io_slot_and_direction(write_result):
     assert list(frame["golden_dtype"].astype("string").fillna("-")) == ["float32"] * 3 + ["-", "float32"]
 
 
+def test_a_tensor_listed_twice_reads_the_same_on_both_rows(write_result):
+    # each row's name is split on its own (a comparison's names are nearly all distinct): a repeated
+    # row, as a re-saved or concatenated file has, still gives one call and the same parts
+    rows = [*CURRENT_ROWS, CURRENT_ROWS[-1], CURRENT_ROWS[0]]
+    frame = read_comparison(write_result(CURRENT_HEADER, rows, name="cmp.csv")).frame
+    for column in ("op_name", "op_type", "op_index", "io", "slot", "direction", "golden_ops"):
+        values = frame[column].astype(object).tolist()
+        assert values[-2:] == [values[4], values[0]], column
+    assert frame["op_index"].tolist() == [0, 0, 0, 1, 2, 2, 0]
+
+
 def test_metrics_statistics_and_verdicts_are_read_with_msprobe_words_as_nan(write_result):
     table = read_current(write_result)
     frame = table.frame
