@@ -53,8 +53,8 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
            group="inputs"),
     Option(("--max-op-facts",), {"type": int, "metavar": "N",
                                  "help": f"most op facts handed to the rules (default: {DEFAULT_MAX_OP_FACTS}); the "
-                                         "inputs, the output and the first and last entry are always kept, and the "
-                                         "report counts what was left out"}, DEFAULT_MAX_OP_FACTS),
+                                         "inputs, the (worst) output and the first and last entry are always kept, "
+                                         "and the report counts what was left out"}, DEFAULT_MAX_OP_FACTS),
 )
 
 

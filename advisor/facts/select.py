@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import DEFAULT_MAX_OP_FACTS  # noqa: F401 - re-exported: builder, pipeline
+from ..ingest.table import text_mask
 from .clean import clean_fact
 from .fp16 import fp32_window, keep_fp32_names
 from .ops import TOOL_FLAGS
@@ -41,13 +42,17 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
     Notable ops: where error enters (or shows first on an op's inputs), where an overflow starts, the
     network inputs and output, mismatched parameters/arguments/checksums, casts before the first
     entry (``--graph``), msquickcmp's first mark. When there are more than ``limit``, they are ranked:
-    1. always kept, whatever the limit: the inputs, the output, the first and the last entry (the
-       last entry is never followed by another, so no rule can call it absorbed: a deviating output
-       always has an op to blame), the first overflow onset;
-    2. the other primary ops (overflow onsets, mismatches, casts);
-    3. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
+    1. always kept, whatever the limit: the inputs, the output (of several, the one the network fact
+       names: the worst), the first and the last entry (the last entry is never followed by another,
+       so no rule can call it absorbed: a deviating output always has an op to blame), the first
+       overflow onset;
+    2. the other outputs: all of them while the limit allows (a training step's outputs are every
+       head, loss and parameter gradient: 33,557 on a 1M-row msprobe comparison, more than the
+       default limit on their own);
+    3. the other primary ops (overflow onsets, mismatches, casts);
+    4. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
        the candidates for a problem node; ties by position;
-    4. the other ops a rule asked for (``wanted``), in order.
+    5. the other ops a rule asked for (``wanted``), in order.
     What is left out is counted on the network fact (``op_facts_left_out``) and in a warning."""
     primary, entries, notable = notable_ops(ops, graph)
     # The training fields that describe one op (mark_training) are columns only when an op has one.
@@ -58,21 +63,20 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
     notable = notable | asked
     chosen = ops[notable]
     if len(chosen) > limit:
-        must = ops["is_input"].to_numpy(dtype=bool) | ops["is_output"].to_numpy(dtype=bool)
+        outputs = ops["is_output"].to_numpy(dtype=bool)
+        must = ops["is_input"].to_numpy(dtype=bool) | _named_output(ops, network, outputs)
         must |= _first(entries) | _first(entries[::-1])[::-1] | _first(ops["overflow_enters"].to_numpy(dtype=bool))
-        recovered = ops["recovered_cosine"].to_numpy(dtype=float)
-        tier = np.where(must, 0, np.where(primary.to_numpy(dtype=bool), 1, np.where(asked, 3, 2)))
-        rank = pd.DataFrame({"tier": tier,
-                             "recovered": np.where(np.isnan(recovered), -np.inf, recovered),
-                             "position": ops["position"].to_numpy()}, index=ops.index)[notable]
-        keep = rank.sort_values(["tier", "recovered", "position"], kind="stable")
-        keep = keep[(keep["tier"] == 0) | (np.arange(len(keep)) < limit)]
-        chosen = ops.loc[keep.sort_values("position").index]
+        tier = np.where(must, 0, np.where(outputs, 1, np.where(primary.to_numpy(dtype=bool), 2,
+                                                                np.where(asked, 4, 3))))
+        chosen = ops.loc[_ranked(ops, tier, notable, limit)]
         left_out = int(notable.sum()) - len(chosen)
+        outputs_left = int(outputs.sum()) - int(chosen["is_output"].to_numpy(dtype=bool).sum())
         warnings.append(f"{int(notable.sum())} ops are notable or asked for by a rule; rules saw {len(chosen)} of them "
                         f"(the inputs, the output, the first and last entry and overflow onsets first, then the "
                         f"entries least recovered from, then the ops only a rule asked for); {left_out} left out: "
-                        f"raise --max-op-facts to see all")
+                        f"raise --max-op-facts to see all" + (
+                            f"; {outputs_left} of them are network outputs (of {int(outputs.sum())}; the output "
+                            f"{network.get('output_op')} is kept)" if outputs_left else ""))
         network["op_facts_left_out"] = left_out
     else:
         network["op_facts_left_out"] = 0
@@ -120,6 +124,25 @@ def notable_ops(ops: pd.DataFrame, graph: bool) -> tuple[pd.Series, np.ndarray, 
     primary = primary | ops["param_first"] | ops["arg_differs"] | ops["bits_first"] | ops["mode_differs"]
     entries = (ops["error_enters"] | ops["hidden_entry"]).to_numpy(dtype=bool)
     return primary, entries, primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
+
+
+def _ranked(ops: pd.DataFrame, tier: np.ndarray, notable: np.ndarray, limit: int) -> pd.Index:
+    """The ``notable`` ops kept under ``limit``, in position order: by tier, then the entries least
+    recovered from, then position; tier 0 whatever the limit."""
+    recovered = ops["recovered_cosine"].to_numpy(dtype=float)
+    rank = pd.DataFrame({"tier": tier,
+                         "recovered": np.where(np.isnan(recovered), -np.inf, recovered),
+                         "position": ops["position"].to_numpy()}, index=ops.index)[notable]
+    keep = rank.sort_values(["tier", "recovered", "position"], kind="stable")
+    keep = keep[(keep["tier"] == 0) | (np.arange(len(keep)) < limit)]
+    return keep.sort_values("position").index
+
+
+def _named_output(ops: pd.DataFrame, network: dict[str, Any], outputs: np.ndarray) -> np.ndarray:
+    """The output the network fact names (the worst of several); every output when it names none."""
+    if outputs.sum() <= 1 or not network.get("output_op"):
+        return outputs
+    return outputs & text_mask(ops["op"], lambda texts: texts == network["output_op"])
 
 
 def _first(mask: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from advisor.facts.schema import FACT_FIELDS
 from advisor.facts.thresholds import load_thresholds
 from advisor.ingest import read_comparison
 
-from ..conftest import scenario_csv, scenario_dirs
+from ..conftest import REPO, scenario_csv, scenario_dirs
 
 HEADER = ("Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,OverFlow,"
           "CosineSimilarity,MaxAbsoluteError,RelativeEuclideanDistance,StandardDeviation")
@@ -177,6 +177,23 @@ def test_op_facts_are_capped_keeping_inputs_outputs_and_the_earliest_entries(tmp
     assert len(facts.op_facts) == 5 and facts.warnings
     kept = [f["index"] for f in facts.op_facts]
     assert kept[:1] == [0] and 40 in kept and 1 in kept
+
+
+def test_outputs_beyond_the_cap_are_left_out_keeping_the_named_output():
+    # a training step (msprobe, real tool): every head, loss and parameter gradient is an output; a
+    # large model has tens of thousands, more than the cap on their own
+    csv = next((REPO / "tests" / "data" / "realtool"
+                / "msprobe_input_mismatch__small_convnet__flip_augmentation__mix_statistics")
+               .glob("compare_result_*.csv"))
+    table = read_comparison(csv)
+    everything = build_facts(table, load_thresholds())
+    assert everything.network["output_count"] == 27 and everything.network["op_facts_left_out"] == 0
+    facts = build_facts(table, load_thresholds(), max_op_facts=10)
+    outputs = [fact["op"] for fact in facts.op_facts if fact.get("is_output")]
+    assert len(facts.op_facts) == 10 and 1 <= len(outputs) < 27
+    assert facts.network["output_op"] in outputs
+    assert facts.network["op_facts_left_out"] == everything.network["op_facts"] - 10
+    assert f"{27 - len(outputs)} of them are network outputs (of 27" in facts.warnings[-1]
 
 
 @pytest.mark.parametrize("directory", scenario_dirs(), ids=lambda d: d.name)
