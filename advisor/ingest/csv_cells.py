@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
+from advisor.ingest.arrow_text import has_edge_space, newlines_per_cell
 from advisor.memory import give_back_free_heap
 
 # Cells that mean "no value" in some tool's output. msprobe writes N/A (no bench data, bench value 0),
@@ -115,7 +116,7 @@ def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
             any_cell = np.zeros(batch.num_rows, dtype=bool)
             for column in batch.columns:
                 any_cell |= column.is_valid().to_numpy(zero_copy_only=False)
-                count += _newlines_per_cell(column)
+                count += newlines_per_cell(column)
             newlines.append(count)
             filled.append(any_cell)
             for name in kept:
@@ -135,21 +136,6 @@ def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
     empty = np.zeros(0, dtype=np.int64)
     return frame, np.concatenate(newlines) if newlines else empty, \
         np.concatenate(filled) if filled else empty.astype(bool)
-
-
-def _newlines_per_cell(column: Any) -> np.ndarray:
-    """How many newlines each cell of an Arrow large_string array holds: the newlines found in its
-    character buffer by numpy, counted per cell by its offsets (a stack column is 40 % of the file)."""
-    _, offsets_buffer, data = column.buffers()
-    count = np.zeros(len(column), dtype=np.int64)
-    if data is None or not len(column):
-        return count
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
-    start = int(offsets[0])
-    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[start:int(offsets[-1])] == 10) + start
-    if at.size:
-        count += np.bincount(np.searchsorted(offsets, at, side="right") - 1, minlength=len(column))
-    return count
 
 
 # A comparison has a few dozen columns; a header of thousands is not one, and every later step is
@@ -288,7 +274,7 @@ def text_column(cells: pd.Series, no_value: Iterable[str] = ("",)) -> pd.Series:
         import pyarrow.compute as pc
 
         text = arrow   # copied only when a cell changes: a name column is the file's largest
-        if pc.any(pc.match_substring_regex(arrow, r"^[ \t\r\n]|[ \t\r\n]$")).as_py():
+        if has_edge_space(arrow):
             text = pc.utf8_trim(arrow, characters=" \t\r\n")
         if words:
             listed = pc.is_in(text, value_set=pa.array(sorted(words), type=pa.large_string()))

@@ -71,3 +71,22 @@ def test_unused_columns_are_left_out_yet_their_newlines_and_cells_still_count(wr
     pd.testing.assert_frame_equal(kept, everything.drop(columns=sorted(UNUSED)))
     assert list(kept_lines) == list(lines) == [2, 4, 5, 7, 9, 11]
     assert kept["NPU Name"].isna().tolist() == [False] * 5 + [True]
+
+
+EDGE_CASES = ["plain", " lead", "trail ", "\tTab", "cr\r", "\nlf", "in side", "", None, "中文 ", "\u3000wide",
+              "wide\u3000", "é", " ", "a\n\nb", "x\x0b"]
+
+
+@pytest.mark.parametrize("window", [slice(None), slice(1, None), slice(3, 9), slice(6, 7), slice(8, 9), slice(0, 0)])
+def test_edge_spaces_are_found_from_the_buffers_as_a_regular_expression_finds_them(window):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from advisor.ingest.arrow_text import has_edge_space
+
+    every = pa.array(EDGE_CASES, type=pa.large_string())
+    for texts in (every, pa.array([t for t in EDGE_CASES if t is None or t.strip(" \t\r\n") == t],
+                                  type=pa.large_string())):
+        column = texts[window]   # a slice keeps the parent's buffers, from its offset
+        expected = bool(pc.any(pc.match_substring_regex(column, r"^[ \t\r\n]|[ \t\r\n]$")).as_py())
+        assert has_edge_space(column) == expected, column.to_pylist()

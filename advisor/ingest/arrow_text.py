@@ -1,0 +1,46 @@
+"""Facts about the cells of an Arrow large_string array read from its buffers by numpy: the offsets
+say where each cell starts and ends in one character buffer, so a question about a byte of every
+cell is one array operation, not a regular expression over every byte of every cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def newlines_per_cell(column: Any) -> np.ndarray:
+    """How many newlines each cell of an Arrow large_string array holds: the newlines found in its
+    character buffer by numpy, counted per cell by its offsets (a stack column is 40 % of the file)."""
+    _, offsets_buffer, data = column.buffers()
+    count = np.zeros(len(column), dtype=np.int64)
+    if data is None or not len(column):
+        return count
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    start = int(offsets[0])
+    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[start:int(offsets[-1])] == 10) + start
+    if at.size:
+        count += np.bincount(np.searchsorted(offsets, at, side="right") - 1, minlength=len(column))
+    return count
+
+
+# The bytes text_column strips from both ends of a cell: space, tab, CR, LF (ASCII: never part of
+# another character's UTF-8 bytes).
+_EDGE_SPACE = np.zeros(256, dtype=bool)
+_EDGE_SPACE[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
+
+
+def has_edge_space(column: Any) -> bool:
+    """Whether a cell of an Arrow large_string array starts or ends with a space, tab, CR or LF: the
+    first and last byte of each cell read from its buffers by numpy (a regular expression reads
+    every byte of a million names: ~0.5 s of a 1M-row msprobe read)."""
+    _, offsets_buffer, data = column.buffers()
+    if data is None or not len(column):
+        return False
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    starts, ends = offsets[:-1], offsets[1:]
+    filled = ends > starts
+    if column.null_count:
+        filled &= column.is_valid().to_numpy(zero_copy_only=False)
+    text = np.frombuffer(data, dtype=np.uint8)
+    return bool((_EDGE_SPACE[text[starts[filled]]] | _EDGE_SPACE[text[ends[filled] - 1]]).any())
