@@ -215,6 +215,35 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "inputs_agree": (BOOL, "the inputs of the finding's op agree (absent for network findings)"),
         "direction": (STRING, "forward or backward, when the finding's op has one (msprobe)"),
     },
+    # --- tensor: one per comparison row, judged column by column by the judgement rules -----------
+    # (rules with 'judges:', rules/core/judgement): never asserted into the engine, so no other rule
+    # matches them. "Use" is a measured value over the limit of the row's dtype (knowledge/thresholds.yaml;
+    # backward rows by the gradient profile where it has one): 1.0 is the limit itself.
+    "tensor": {
+        "fact": (STRING, "always 'tensor'"),
+        "comparable": (BOOL, "both sides of the row are present (a row of one side only is never judged)"),
+        "ill_conditioned": (BOOL, "the reference norm is below knobs.rows.ill_conditioned of the largest among its "
+                                  "op's tensors: cosine and relative errors say nothing, the drift judges"),
+        "statistics_only": (BOOL, "only printed statistics measure the tensor (no cosine, distance or norm ratio; "
+                                  "or a float32 statistics comparison whose extrema are printed)"),
+        "cosine_use": (NUMBER, "(1 - cosine) / (1 - the dtype's cosine limit)"),
+        "distance_use": (NUMBER, "relative Euclidean distance / the dtype's limit"),
+        "scale_use": (NUMBER, "|rms(target) / rms(reference) - 1| (or of the norms) / the dtype's scale limit"),
+        "drift_use": (NUMBER, "ill-conditioned rows: the absolute difference relative to the op's largest norm / "
+                              "the dtype's distance limit"),
+        "statistics_use": (NUMBER, "the printed statistics' largest difference against the tensor's scale / the "
+                                   "dtype's scale limit"),
+        "own_cosine_use": (NUMBER, "cosine_use against the identical_inputs limits (one op's own rounding)"),
+        "own_distance_use": (NUMBER, "distance_use against the identical_inputs limits"),
+        "own_scale_use": (NUMBER, "scale_use against the identical_inputs limits"),
+        "own_drift_use": (NUMBER, "drift_use against the identical_inputs limits"),
+        "own_statistics_use": (NUMBER, "statistics_use against the identical_inputs limits"),
+        "target_nonfinite": (BOOL, "the target holds inf or NaN where the reference does not"),
+        "reference_nonfinite_only": (BOOL, "the reference holds inf or NaN where the target does not"),
+        "collapsed": (BOOL, "the target is all zero where the reference is not"),
+        "integer_differs": (BOOL, "both sides are integer (or bool) tensors and a printed statistic (max, min, mean, "
+                                  "norm) differs"),
+    },
     # --- tensor evidence (advisor/evidence/facts.py): one fact per probed tensor ---------------
     "evidence": EVIDENCE_FIELDS,
     "layer": LAYER_FIELDS,
