@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from advisor.engine.judgement import JUDGED, builtin_judgement
 from advisor.engine.loading import load_packs
+from advisor.engine.rulemodel import Emit
+from advisor.engine.runner import run_rules
+from advisor.facts.builder import build_facts, clean_fact
 from advisor.facts.schema import FACT_FIELDS
+from advisor.facts.thresholds import load_thresholds
+from advisor.ingest import read_comparison
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 # MTCNN P-Net in FP16 whose face-score conv saturates at +-2 (built so: the Softmax keeps the decision):
@@ -23,6 +30,15 @@ SATURATED = DATA / "scenarios" / "single_point_deviation__mtcnn_pnet__saturated_
 # identical inputs: its output moves by ~0.6 % of its norm, within the end-to-end float32 allowance.
 EPS = DATA / "realtool" / "msprobe_argument_mismatch__small_convnet__layer_norm_eps__L0_statistics" / \
     "compare_result_20261125102833.csv"
+
+
+# Real runs whose rows take every way to deviate between them: a saturated conv, a float32 op on identical
+# inputs, an FP16 overflow to inf, a NaN kernel, gradients (ill-conditioned biases), token ids that differ.
+ENGINE_PARITY = [SATURATED, EPS, *(DATA / "realtool" / name for name in (
+    "msprobe_fp16_overflow__mlp__logits_half__L1_tensor",
+    "msprobe_problem_node__masked_transformer__sqrt_kernel_nan__L1_statistics",
+    "msprobe_gradient_fault__mlp__grad_hook_fc2__L1_statistics",
+    "msprobe_input_mismatch__masked_transformer__ids_off_by_one__L1_statistics"))]
 
 
 def _verdict(run) -> tuple[str, str | None]:
@@ -119,3 +135,27 @@ def test_tensor_facts_are_for_judgement_rules_only(tmp_path, run_cli):
     run = run_cli(SATURATED, "--rules", _pack(tmp_path, emitting))
     assert run.code == 2
     assert "'tensor' facts are judged by the judgement rules" in run.err
+
+
+@pytest.mark.parametrize("source", ENGINE_PARITY, ids=lambda p: (p.parent if p.suffix else p).name[:60])
+def test_the_column_evaluation_judges_every_row_as_the_engine_would(source):
+    """Each row asserted as a ``tensor`` fact into durable_rules, matched by the judgement rule made to emit,
+    flags exactly the rows the column evaluation flags (NaN fields absent, as in any fact)."""
+    path = source if source.suffix else next(source.glob("*.csv"))
+    judge, seen = builtin_judgement(), {}
+
+    def spy(columns, length):
+        seen.update(columns=columns, judged=judge(columns, length), length=length)
+        return seen["judged"]
+
+    build_facts(read_comparison(path), load_thresholds(), judge=spy)
+    columns, length = seen["columns"], seen["length"]
+    facts = [clean_fact({"id": f"t:{row}", "fact": "tensor", **{name: values[row] for name, values in columns.items()}})
+             for row in range(length)]
+    rules = {rule.id: rule for rule in load_packs(installed=False).rules}
+    for flag, rule_id in judge.rules.items():
+        emitting = replace(rules[rule_id], judges=None, emit=Emit(kind="probe", subject="m", op=None, confidence=1.0,
+                                                                  evidence={"en": "x", "zh": "x"}, values=[]))
+        fired = sorted(int(f.id.rsplit(":", 1)[1]) for f in run_rules([emitting], facts).findings)
+        assert fired == np.flatnonzero(seen["judged"][flag]).tolist(), (flag, path.name)
+    assert 0 < (seen["judged"]["deviates"] | seen["judged"]["beyond_own_rounding"]).sum() < length
