@@ -33,7 +33,7 @@ from ..yamlfile import MAX_YAML_BYTES
 from . import packcodec
 from .rulemodel import pack_files
 
-FORMAT = 2                                  # bump when the stored classes change shape (2: JSON, packcodec)
+FORMAT = 3                   # bump when the stored classes change shape (2: JSON, packcodec; 3: Rule.judges)
 _memory: dict[str, Any] = {}                # content key -> (RulePack | None, [Problem])
 MAX_MEMORY = 64
 
