@@ -188,9 +188,9 @@ def test_outputs_beyond_the_cap_are_left_out_keeping_the_named_output():
                 / "msprobe_input_mismatch__small_convnet__flip_augmentation__mix_statistics")
                .glob("compare_result_*.csv"))
     table = read_comparison(csv)
-    everything = build_facts(table, load_thresholds())
+    everything = build_facts(table, load_thresholds(), judge=builtin_judgement())
     assert everything.network["output_count"] == 27 and everything.network["op_facts_left_out"] == 0
-    facts = build_facts(table, load_thresholds(), max_op_facts=10)
+    facts = build_facts(table, load_thresholds(), judge=builtin_judgement(), max_op_facts=10)
     outputs = [fact["op"] for fact in facts.op_facts if fact.get("is_output")]
     assert len(facts.op_facts) == 10 and 1 <= len(outputs) < 27
     assert facts.network["output_op"] in outputs
