@@ -182,3 +182,12 @@ def test_ops_and_node_colour_by_the_projects_allowance(tmp_path, monkeypatch):
     assert cosine_limit(thresholds, "float16") == pytest.approx(0.9)
     assert cosine_limit(thresholds, "float32", identical_inputs=True) == pytest.approx(1 - 2 * (1 - 0.99998))
     assert thresholds.for_dtype("float16")["relative_euclidean_distance"] == pytest.approx(1.5)
+
+
+def test_a_judgement_compares_fields_with_numbers_not_with_each_other(tmp_path, run_cli):
+    """The column evaluation would take a join to hold (it would flag too much): a judgement has one pattern,
+    so validation refuses any field reference, with the file and line."""
+    joined = JUDGE.replace("when: {fact: tensor, cosine_use: {gt: 0.5}}",
+                           "when: {fact: tensor, cosine_use: {gt: $m.distance_use}}")
+    run = run_cli(SATURATED, "--no-builtin-rules", "--rules", _pack(tmp_path, joined))
+    assert run.code == 2 and "rule.yaml:8:" in run.err and "'$m.distance_use' refers to pattern 'm'" in run.err
