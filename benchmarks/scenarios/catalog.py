@@ -495,6 +495,10 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
                  normalised_into_normalising_model),
     ScenarioSpec("layout_nchw_nhwc", "mtcnn_pnet", "nchw_buffer_declared_nhwc", 0, nchw_buffer_declared_nhwc),
     ScenarioSpec("output_layout", "mtcnn_pnet", "nhwc_output", 0, nhwc_output),
+    # quant_symmetric's attention_int8 on 112 bytes instead of 160: the attention dumps a case keeps are half
+    # the size, and the output still breaks (at 96 bytes it no longer does).
+    ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8_112", 0,
+                 symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 112}),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.
