@@ -15,6 +15,7 @@ from .diagnosis.layout import op_metrics
 from .diagnosis.neighbourhood import root_neighbourhood
 from .diagnosis.series import op_series
 from .diagnosis.vendor import vendor_note, vendor_verdict
+from .engine.judgement import judgement
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.opfilter import op_candidates
 from .engine.ranking import rank_findings
@@ -34,6 +35,7 @@ from .report.pairing import pairing_warnings
 from .report.source_rows import attach_source_lines, source_rows_of
 
 if TYPE_CHECKING:
+    from .engine.judgement import Judgement
     from .evidence.facts import GoldenInputs
     from .evidence.quant_config import QuantSettings
 
@@ -105,6 +107,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     # (options.params / thresholds hold the project's, then the command line's: the last one wins).
     params = pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
+    judge = judgement(rules, params, pack_set.rules)   # which rows deviate: the judgement rules, with their params
     _check_kind(options.graph, "--graph", "a model graph (model.onnx, ge_proto_N_Build.txt or an OM model as JSON)",
                 GRAPH_KINDS)
     _check_kind(options.build_config, "--config", "a build config (JSON or YAML)", CONFIG_KINDS)
@@ -115,7 +118,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     table = read_dump_pair(options.bench, options.target) if options.bench else read_comparison(
         options.comparison, options.comparison_format, options.mapping)
     stage(STAGES[2])
-    facts = build_facts(table, thresholds, input_nodes=options.input_nodes, max_op_facts=options.max_op_facts,
+    facts = build_facts(table, thresholds, judge=judge, input_nodes=options.input_nodes,
+                        max_op_facts=options.max_op_facts,
                         graph=graph, fusion=fusion,
                         wanted=lambda columns, n: op_candidates(rules, params, columns, n))
     _check_something_compared(table, facts.network)
@@ -124,7 +128,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     facts.warnings.extend(_partial_graph(facts, thresholds, options.graph))
     stage(STAGES[3])
     dumps = _dump_folders(options, table)
-    evidence = _evidence(options, table, facts, graph, thresholds, build, dumps)
+    evidence = _evidence(options, table, facts, graph, (thresholds, judge), build, dumps)
     stage(STAGES[4])
     asserted = facts.all_facts() + evidence + provided_facts(providers, table, facts.network, registry)
     config = build[0] if build else None
@@ -152,7 +156,8 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
         from .verify import VerifyInputs, verify_run
         (root, ordered, remedy), verification = verify_run(VerifyInputs(
             options.graph, graph, dumps, table, facts, thresholds, build[1] if build else None,
-            {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion}), (root, ordered, remedy), conclude)
+            {"input_nodes": options.input_nodes, "graph": graph, "fusion": fusion, "judge": judge}),
+            (root, ordered, remedy), conclude)
     per_op = op_metrics(table)
     shown_ops = key_ops(facts, root.index if root is not None else None, per_op)
     vendor = vendor_note(vendor_verdict(table, options.input_nodes), root.kind if root else None,
@@ -317,10 +322,12 @@ def _dump_folders(options: AnalysisOptions, table: ComparisonTable) -> GoldenInp
 
 
 def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, graph: Graph | None,
-              thresholds: Thresholds, build: tuple[dict, QuantSettings] | None,
+              judging: tuple[Thresholds, Judgement], build: tuple[dict, QuantSettings] | None,
               dumps: GoldenInputs | None) -> list[dict]:
     """Facts from the build config, the tensor probes of the inputs (with dumps), and the evidence
-    on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps)."""
+    on each quantised layer (an int8 build config; weights from an ONNX graph, inputs from dumps).
+    ``judging``: the run's thresholds and judgement (a simulation's comparison is judged as the run's)."""
+    thresholds, judge = judging
     config, settings = build if build else (None, None)
     out = [config] if config else []
     out += _overflow_records(options, facts)
@@ -338,7 +345,8 @@ def _evidence(options: AnalysisOptions, table: ComparisonTable, facts: FactSet, 
     if settings is not None:
         from .evidence.layers import LayerInputs, layer_facts
 
-        simulated = build_facts(read_comparison(options.simulation), thresholds).ops if options.simulation else None
+        simulated = build_facts(read_comparison(options.simulation), thresholds,
+                                judge=judge).ops if options.simulation else None
         sources = LayerInputs(graph=graph, model=options.graph if graph is not None and graph.format == "onnx"
                               else None, golden_input=dumps, simulation=simulated)
         facts.warnings.extend(f"{options.build_config}: {w}" for w in settings.warnings)

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
+from advisor.engine.judgement import builtin_judgement
 from advisor.engine.loading import builtin_pack_paths, load_packs
 from advisor.engine.packs import Rule
 from advisor.facts.builder import build_facts
@@ -57,7 +58,7 @@ def outcome(path: Path, rules: list[Rule]) -> Outcome | None:
     """What the rules give on the comparison at ``path`` (None when it cannot be read or judged)."""
     from advisor.engine.runner import run_rules
     try:
-        facts = build_facts(read_comparison(path), _thresholds())
+        facts = build_facts(read_comparison(path), _thresholds(), judge=builtin_judgement())
         result = run_rules(rules, facts.all_facts())
     except Exception:  # noqa: BLE001 - a cut that breaks the file is simply not kept
         return None

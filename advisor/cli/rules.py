@@ -145,7 +145,7 @@ def _list(paths: list[Path], registry: Registry) -> int:
         pack = load_pack(path, registry)
         print(f"{pack.name} {pack.version} ({pack.source})")
         for rule in pack.rules:
-            kind = rule.emit.kind if rule.emit else "(explains)"
+            kind = rule.emit.kind if rule.emit else f"(judges {rule.judges})" if rule.judges else "(explains)"
             status = "" if rule.status == "stable" else f" [{rule.status}]"
             print(f"  {rule.id:<36} {rule.severity:<8} {kind:<24} {rule.title['en']}{status}")
     return 0
@@ -184,6 +184,8 @@ def _show(rule_id: str, extra: list[Path], lang: str, registry: Registry) -> int
                                                sort_keys=False), 4))
     if rule.emit:
         print(f"  emits: {rule.emit.kind} (confidence {rule.emit.confidence})")
+    elif rule.judges:
+        print(f"  judges: {rule.judges}, for every comparison row")
     else:
         print(f"  explains: {rule.explain['symptom']} by {rule.explain['cause']}")
     print(f"  cases: {len(rule.cases)} ({sum(c['expect'] == 'fire' for c in rule.cases)} fire)")

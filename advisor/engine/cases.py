@@ -19,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from ..facts.builder import clean_fact
+from .judgement import judgement
 from .packs import Rule
 from .runner import EngineResult, run_rules
 
@@ -40,6 +43,8 @@ class CaseResult:
 
 def run_case(rule: Rule, case: dict) -> CaseResult:
     facts = [clean_fact(dict(fact)) for fact in case["facts"]]
+    if rule.judges is not None:
+        return _judge_case(rule, case, facts)
     try:
         result = run_rules([rule], facts, {rule.id: dict(case.get("params") or {})})
     except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
@@ -47,6 +52,24 @@ def run_case(rule: Rule, case: dict) -> CaseResult:
     fired = result.fired.get(rule.id, 0) > 0
     mismatch = expectation_mismatch(rule, case, result) if fired and case["expect"] == "fire" else None
     return CaseResult(rule.id, case["name"], case["expect"], fired, mismatch=mismatch)
+
+
+def _judge_case(rule: Rule, case: dict, facts: list[dict[str, Any]]) -> CaseResult:
+    """A judgement rule's case: its ``tensor`` facts as the columns the facts stage would give (a field a fact
+    leaves out is missing there: NaN, neither true nor false), judged as a run judges them; it fires when
+    some row is flagged. ``count``: how many rows."""
+    tensors = [fact for fact in facts if fact.get("fact") == "tensor"]
+    columns = {name: pd.Series([fact.get(name) for fact in tensors], dtype=object)
+               for name in rule.fields.get("tensor", {}) if name != "fact"}
+    try:
+        flagged = judgement([rule], {rule.id: dict(case.get("params") or {})},
+                            required=(rule.judges,))(columns, len(tensors))[rule.judges]
+    except Exception as exc:  # noqa: BLE001 - a broken case is a failed case, with the reason
+        return CaseResult(rule.id, case["name"], case["expect"], False, error=str(exc))
+    count = int(flagged.sum())
+    mismatch = f"expected {case['count']} row(s) judged, got {count}" if (
+        count and "count" in case and count != case["count"]) else None
+    return CaseResult(rule.id, case["name"], case["expect"], count > 0, mismatch=mismatch)
 
 
 def expectation_mismatch(rule: Rule, case: dict[str, Any], result: EngineResult) -> str | None:

@@ -35,13 +35,15 @@ def op_candidates(rules: Iterable[Rule], params: Mapping[str, Mapping[str, Any]]
                     terms = condition.get("$and", ())
                     if {"fact": "op"} not in terms:
                         continue
-                    mask |= _holds(terms, columns, length)
+                    mask |= holds(terms, columns, length)
                     if mask.all():
                         return mask
     return mask
 
 
-def _holds(terms: list[dict[str, Any]], columns: Mapping[str, Any], length: int) -> np.ndarray:
+def holds(terms: list[dict[str, Any]], columns: Mapping[str, Any], length: int) -> np.ndarray:
+    """Where one compiled pattern's ``terms`` (an ``$and`` list) hold over ``columns``. A term on a field
+    the columns do not hold, or joined to another fact, is taken to hold (decided by the engine)."""
     held = np.ones(length, dtype=bool)
     for term in terms:
         (key, value), = term.items()

@@ -100,8 +100,13 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
     used = set(compiler.used)
     emit = _emit(node.get("emit"), node, aliases, compiler.aliases, checker, kinds, fields, visible, used)
     explain = _explain(node.get("explain"), node, compiler.aliases, checker)
-    if ("emit" in node) == ("explain" in node):
-        checker.add("a rule has exactly one of 'emit' (a finding) or 'explain' (cause -> symptom)", node)
+    if sum(key in node for key in ("emit", "explain", "judges")) != 1:
+        checker.add("a rule has exactly one of 'emit' (a finding), 'explain' (cause -> symptom) or 'judges' (a "
+                    "row flag)", node)
+    _check_tensor_patterns(patterns, node, checker)
+    if "judges" in node and node.get("input_cases"):
+        checker.add("a judgement rule has no 'input_cases': every input case of every rule is judged by it",
+                    node, "input_cases")
     cases = node.get("cases")
     if not isinstance(cases, list) or not cases:
         if "cases" in node:
@@ -129,7 +134,18 @@ def check_rule(node: Any, path: Path, checker: Checker, kinds: set[str], fields:
                 shared=tuple(inherited), docs=docs,
                 patterns=patterns, emit=emit, explain=explain, cases=cases, source=path, line=line_of(node) or 0,
                 fields=fields, aliases=tuple(aliases), status=node.get("status", "stable"),
-                input_cases=list(input_cases))
+                input_cases=list(input_cases), judges=node.get("judges"))
+
+
+def _check_tensor_patterns(patterns: list[tuple[str, Any]], node: LineDict, checker: Checker) -> None:
+    """``tensor`` facts (one per comparison row) are judged column by column by the judgement rules and never
+    asserted: a judgement rule has one ``tensor`` pattern and nothing else, no other rule names them."""
+    tensor = [isinstance(pattern, dict) and pattern.get("fact") == "tensor" for _, pattern in patterns]
+    if "judges" in node and (len(patterns) != 1 or not all(tensor)):
+        checker.add("a judgement rule ('judges') has one pattern, 'fact: tensor', and no other", node, "when")
+    elif "judges" not in node and any(tensor):
+        checker.add("'tensor' facts are judged by the judgement rules ('judges'), never asserted: no finding or "
+                    "explanation can match them (use 'op' facts)", node, "when")
 
 
 def _patterns(when: Any, node: LineDict, checker: Checker) -> list[tuple[str, Any]]:

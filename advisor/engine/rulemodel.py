@@ -23,7 +23,7 @@ SEVERITIES = ("error", "warning", "info")
 LANGUAGES = ("en", "zh")
 DOC_SECTIONS = ("what", "why", "fix")
 RULE_KEYS = {"id", "aliases", "status", "title", "severity", "root_cause", "priority", "tags", "params", "docs",
-             "when", "emit", "explain", "cases", "input_cases", "advice"}
+             "when", "emit", "explain", "judges", "cases", "input_cases", "advice"}
 EMIT_KEYS = {"kind", "subject", "op", "confidence", "evidence", "values"}
 PACK_KEYS = {"pack", "version", "description", "rules", "authors", "min_advisor_version", "params", "settings"}
 ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -81,6 +81,8 @@ class Rule:
     aliases: tuple[str, ...] = ()       # former ids: the user's settings that name them still reach this rule
     input_cases: list[dict[str, Any]] = field(default_factory=list)   # comparison files beside the rule
     status: str = "stable"              # stable | preview | deprecated (rules/schema/rule.schema.json)
+    # A judgement rule: the row flag it decides for every comparison row (engine/judgement.py), not a finding.
+    judges: str | None = None
     # The fact schema the rule was validated against (the run's Registry.fields): compiled with it.
     fields: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=lambda: FACT_FIELDS,
                                                                 repr=False, compare=False)

@@ -320,6 +320,8 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     candidates: dict[str, list[tuple[IndexedJoin, str]]] = {}     # one durable rule per distinct pattern
     prefilter = Prefilter()
     for rule in rules:
+        if rule.judges is not None:   # judges every comparison row column by column (engine/judgement.py)
+            continue
         action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
             name = rule.id if n == 0 else f"{rule.id}#{n}"

@@ -34,7 +34,7 @@ from .graph_join import GraphJoin, join_graph
 from .network import network_fact, network_output, tensor_counts, unmatched_fields
 from .ops import aggregate_ops, mark_inputs, mark_inserted_normalization, mark_tool_flags, tool_flag_fields
 from .propagation import graph_inputs, mark_entries, mark_graph, mark_identical_inputs
-from .rows import row_flags
+from .rows import Judge, row_flags
 from .select import DEFAULT_MAX_OP_FACTS, choose_op_facts, notable_ops, op_fact_columns
 from .thresholds import Thresholds
 from .training import judge_roles, mark_training, training_network_fields
@@ -55,15 +55,16 @@ class FactSet:
         return [self.network, *self.op_facts]
 
 
-def build_facts(table: ComparisonTable, thresholds: Thresholds, *, input_nodes: tuple[str, ...] = (),
+def build_facts(table: ComparisonTable, thresholds: Thresholds, *, judge: Judge, input_nodes: tuple[str, ...] = (),
                 max_op_facts: int = DEFAULT_MAX_OP_FACTS, graph: Graph | None = None,
                 fusion: FusionReport | None = None,
                 wanted: Callable[[dict[str, Any], int], np.ndarray] | None = None) -> FactSet:
-    """The facts of one comparison. ``wanted(columns, n)``: the ops the run's rules may match, given
+    """The facts of one comparison, its rows judged by ``judge`` (the run's judgement rules,
+    engine/judgement.py). ``wanted(columns, n)``: the ops the run's rules may match, given
     the op facts' fields as columns (select.op_fact_columns); they become op facts too."""
     frame = table.frame
     warnings: list[str] = list(table.warnings)  # what the reader derived or assumed reaches the report
-    rows = row_flags(frame, thresholds)
+    rows = row_flags(frame, thresholds, judge)
     judge_roles(frame, rows)   # parameters, arguments, counters and checksums are not plain tensors
     ops = aggregate_ops(frame, rows)
     mark_training(frame, rows, ops)

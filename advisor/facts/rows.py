@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -13,6 +16,10 @@ from .thresholds import Thresholds
 # Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
 # error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
 # judged by the least precise of its own dtype and the network's compute dtype.
+# The run's judgement: given the ``tensor`` fields as columns and the row count, a mask per judged flag
+# (``deviates``, ``beyond_own_rounding``).
+Judge = Callable[[Mapping[str, Any], int], Mapping[str, np.ndarray]]
+
 PRECISION_RANK = {"float64": 0, "float32": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 4}
 
 
@@ -29,8 +36,10 @@ def effective_dtypes(dtypes: pd.Series, floor: str | None) -> pd.Series:
     return dtypes.mask(rank < PRECISION_RANK[floor], floor)
 
 
-def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
-    """Per-row: comparable, deviates, non-finite target, overflow.
+def row_flags(frame: pd.DataFrame, thresholds: Thresholds, judge: Judge) -> pd.DataFrame:
+    """Per-row: comparable, deviates, non-finite target, overflow. What each row measures is published
+    as the ``tensor`` fields (facts/schema.py); ``judge`` (the run's judgement rules, engine/judgement.py)
+    decides from them which rows deviate, against the dtype's limits and against one op's own rounding.
 
     A million rows hold a handful of distinct dtypes, so the stored dtype is kept as a Categorical
     (``stored_dtype``) and what depends on it (compute dtype, effective dtype, thresholds) is
@@ -83,23 +92,23 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
         alone = (np.isnan(cos) & np.isnan(red) & np.isnan(scale)) | (extrema & np.isnan(cos) & wide
                                                                      & equal_texts(frame["npu_dtype"],
                                                                                    frame["golden_dtype"]))
-        beyond = np.where(ill, drift > limit["relative_euclidean_distance"],
-                          (cos < limit["cosine"]) | (red > limit["relative_euclidean_distance"])
-                          | (scale > limit["scale"]) | (alone & (state_rel > limit["scale"])))
-        deviates = comparable & (beyond | nonfinite | reference_nonfinite | collapsed)
         # What an op with identical inputs may do: its own rounding only (propagation decides which
         # ops that is; every row is measured against those limits too).
         own = _limits(frame, thresholds, dtype, codes, profile="identical_inputs")
-        beyond_own = np.where(ill, drift > own["relative_euclidean_distance"],
-                              (cos < own["cosine"]) | (red > own["relative_euclidean_distance"])
-                              | (scale > own["scale"]))
-        # Integer tensors (token ids, indices, masks) on both sides carry no rounding: any difference
-        # of a printed statistic or of their bits is a difference (msprobe gives them no relative error).
-        exact = comparable & integer_rows(frame) & _any_statistic_differs(frame)
-        deviates |= exact
-        # The statistics' own drift (each against the tensor's scale) too: a float32 op on identical
-        # inputs that moves its output's maximum by 0.3 % while its norm holds has changed.
-        deviates_own = deviates | (comparable & (beyond_own | (state_rel > own["scale"])))
+        tensor = {
+            "comparable": comparable, "ill_conditioned": ill, "statistics_only": alone,
+            **_uses(cos, red, scale, drift, state_rel, limit),
+            **{f"own_{name}": use for name, use in _uses(cos, red, scale, drift, state_rel, own).items()},
+            "target_nonfinite": nonfinite, "reference_nonfinite_only": reference_nonfinite, "collapsed": collapsed,
+            # Integer tensors (token ids, indices, masks) on both sides carry no rounding: any difference
+            # of a printed statistic or of their bits is a difference (msprobe gives them no relative error).
+            "integer_differs": integer_rows(frame) & _any_statistic_differs(frame),
+        }
+    # The judgement rules (rules/core/judgement) decide, column by column.
+    judged = judge(tensor, len(frame))
+    del tensor, limit, own
+    deviates = judged["deviates"]
+    deviates_own = deviates | judged["beyond_own_rounding"]
     elsewhere = ~comparable
     anywhere_else = bool(elsewhere.any())
 
@@ -152,6 +161,14 @@ def _limits(frame: pd.DataFrame, thresholds: Thresholds, dtype: pd.Series, codes
         if backward.any() and not profile:
             limits[metric] = np.where(backward, thresholds.per_row(dtype, metric, "gradient")[codes], limits[metric])
     return limits
+
+
+def _uses(cos: np.ndarray, red: np.ndarray, scale: np.ndarray, drift: np.ndarray, state_rel: np.ndarray,
+          limit: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each measure over its limit (1.0: at the limit); for cosine, the angle's share ``(1 - cos) / (1 - limit)``."""
+    distance, scale_limit = limit["relative_euclidean_distance"], limit["scale"]
+    return {"cosine_use": (1.0 - cos) / (1.0 - limit["cosine"]), "distance_use": red / distance,
+            "scale_use": scale / scale_limit, "drift_use": drift / distance, "statistics_use": state_rel / scale_limit}
 
 
 def ill_conditioned(frame: pd.DataFrame, comparable: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,8 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "rows": (NUMBER, "rows in the comparison result"),
         "ops": (NUMBER, "target ops in the comparison"),
         "compared_tensors": (NUMBER, "tensors with both sides present"),
-        "deviating_tensors": (NUMBER, "tensors outside their dtype's thresholds"),
+        "deviating_tensors": (NUMBER, "tensors the judgement rule tensor-deviates flags (outside their dtype's "
+                                      "limits)"),
         "deviating_ops": (NUMBER, "ops with at least one deviating output tensor"),
         "entry_points": (NUMBER, "ops where error enters (inputs agree, outputs do not)"),
         "overflow_ops": (NUMBER, "ops with an overflowing or non-finite FP16 output"),
@@ -39,7 +40,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
                              "name, else the op itself)"),
         "output_cosine": (NUMBER, "cosine of the network output"),
         "output_red": (NUMBER, "relative Euclidean distance of the network output"),
-        "output_deviates": (BOOL, "the network output is outside its dtype's thresholds"),
+        "output_deviates": (BOOL, "a network output tensor deviates (tensor-deviates)"),
         "output_nonfinite": (BOOL, "the target's network output holds inf or NaN (whether or not the reference's "
                                    "does)"),
         "output_scale": (NUMBER, "|norm(target) / norm(reference) - 1| of the network output (statistics "
@@ -122,14 +123,14 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "inputs_known": (BOOL, "the comparison has rows for the op's inputs"),
         "inputs_from": (STRING, "where inputs_agree was read: input_rows, graph (its graph predecessors' outputs) "
                                 "or previous_op (the op before it in execution order)"),
-        "inputs_agree": (BOOL, "the op's inputs agree (from its input rows, else its graph predecessors, else the "
-                               "op before)"),
+        "inputs_agree": (BOOL, "no input of the op deviates (tensor-deviates, on its input rows, else its graph "
+                               "predecessors' outputs, else the op before's) and no parameter or argument differs"),
         "inputs_identical": (BOOL, "the op's data inputs are identical on both sides (same dtype and values, "
                                    "checksums or every printed statistic) and its parameters and arguments agree"),
         "inputs_identical_by": (STRING, "what shows the inputs identical, the weakest of them: values, checksum "
                                         "or statistics (statistics cannot see the order of the values)"),
-        "out_deviates": (BOOL, "an output tensor is outside its dtype's thresholds (on identical inputs: outside "
-                               "the op's own rounding, the identical_inputs limits)"),
+        "out_deviates": (BOOL, "an output tensor deviates (tensor-deviates; on identical inputs also "
+                               "tensor-beyond-own-rounding)"),
         "error_enters": (BOOL, "outputs deviate while inputs agree: local error"),
         "hidden_entry": (BOOL, "the network's first disagreement shows on this op's inputs"),
         "local_drop": (NUMBER, "input cosine minus output cosine where error enters"),
@@ -214,6 +215,35 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "confidence": (NUMBER, "0..1"),
         "inputs_agree": (BOOL, "the inputs of the finding's op agree (absent for network findings)"),
         "direction": (STRING, "forward or backward, when the finding's op has one (msprobe)"),
+    },
+    # --- tensor: one per comparison row, judged column by column by the judgement rules -----------
+    # (rules with 'judges:', rules/core/judgement): never asserted into the engine, so no other rule
+    # matches them. "Use" is a measured value over the limit of the row's dtype (knowledge/thresholds.yaml;
+    # backward rows by the gradient profile where it has one): 1.0 is the limit itself.
+    "tensor": {
+        "fact": (STRING, "always 'tensor'"),
+        "comparable": (BOOL, "both sides of the row are present (a row of one side only is never judged)"),
+        "ill_conditioned": (BOOL, "the reference norm is below knobs.rows.ill_conditioned of the largest among its "
+                                  "op's tensors: cosine and relative errors say nothing, the drift judges"),
+        "statistics_only": (BOOL, "only printed statistics measure the tensor (no cosine, distance or norm ratio; "
+                                  "or a float32 statistics comparison whose extrema are printed)"),
+        "cosine_use": (NUMBER, "(1 - cosine) / (1 - the dtype's cosine limit)"),
+        "distance_use": (NUMBER, "relative Euclidean distance / the dtype's limit"),
+        "scale_use": (NUMBER, "|rms(target) / rms(reference) - 1| (or of the norms) / the dtype's scale limit"),
+        "drift_use": (NUMBER, "ill-conditioned rows: the absolute difference relative to the op's largest norm / "
+                              "the dtype's distance limit"),
+        "statistics_use": (NUMBER, "the printed statistics' largest difference against the tensor's scale / the "
+                                   "dtype's scale limit"),
+        "own_cosine_use": (NUMBER, "cosine_use against the identical_inputs limits (one op's own rounding)"),
+        "own_distance_use": (NUMBER, "distance_use against the identical_inputs limits"),
+        "own_scale_use": (NUMBER, "scale_use against the identical_inputs limits"),
+        "own_drift_use": (NUMBER, "drift_use against the identical_inputs limits"),
+        "own_statistics_use": (NUMBER, "statistics_use against the identical_inputs limits"),
+        "target_nonfinite": (BOOL, "the target holds inf or NaN where the reference does not"),
+        "reference_nonfinite_only": (BOOL, "the reference holds inf or NaN where the target does not"),
+        "collapsed": (BOOL, "the target is all zero where the reference is not"),
+        "integer_differs": (BOOL, "both sides are integer (or bool) tensors and a printed statistic (max, min, mean, "
+                                  "norm) differs"),
     },
     # --- tensor evidence (advisor/evidence/facts.py): one fact per probed tensor ---------------
     "evidence": EVIDENCE_FIELDS,

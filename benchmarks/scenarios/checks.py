@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.compare import HEADER
+from advisor.engine.judgement import builtin_judgement
 from advisor.facts.builder import build_facts
 from advisor.facts.thresholds import load_thresholds
 from advisor.ingest import read_comparison
@@ -75,7 +76,7 @@ class Judgement:
 
 def judge(path: Path) -> Judgement:
     """Read ``path`` and judge every tensor the way ``advisor run`` does (default thresholds)."""
-    facts = build_facts(read_comparison(path), load_thresholds())
+    facts = build_facts(read_comparison(path), load_thresholds(), judge=builtin_judgement())
     return Judgement(facts.ops, facts.network)
 
 

@@ -36,7 +36,8 @@ def run_reference(rules: Iterable[Rule], facts: list[Fact],
     """What ``run_rules`` returns, computed without durable_rules."""
     params = params or {}
     collector = Collector(params)
-    compiled = [(rule, alternative) for rule in rules for alternative in rule.compile_when(params.get(rule.id))]
+    compiled = [(rule, alternative) for rule in rules if rule.judges is None
+                for alternative in rule.compile_when(params.get(rule.id))]
     fired: set[tuple[int, tuple[str, ...]]] = set()
     known: list[Fact] = []
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from advisor.cli import main
+from advisor.engine.judgement import builtin_judgement
 from advisor.engine.loading import load_packs, select_rules
 from advisor.engine.opfilter import op_candidates
 from advisor.engine.runner import run_rules
@@ -49,7 +50,7 @@ def _team_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str], when: dict) -
 def test_a_team_rule_on_op_type_and_cosine_fires_on_every_op_it_describes(tmp_path, capsys, run_cli, max_cosine):
     pack = _team_rule(tmp_path, capsys, {"fact": "op", "op_type": {"in": ["Softmax", "SoftmaxV2"]},
                                          "out_cosine": {"lt": "${max_cosine}"}})
-    ops = build_facts(read_comparison(TRANSFORMER), load_thresholds()).ops
+    ops = build_facts(read_comparison(TRANSFORMER), load_thresholds(), judge=builtin_judgement()).ops
     qualifying = ops[ops["op_type"].isin(["Softmax", "SoftmaxV2"]) & (ops["out_cosine"] < max_cosine)]
     notable = ops[ops["error_enters"] | ops["hidden_entry"] | ops["is_output"] | ops["is_input"]]
     assert len(qualifying) >= 2 and not set(qualifying["op"]) <= set(notable["op"])  # the case the gate hid
@@ -65,7 +66,7 @@ def test_ops_no_rule_asks_for_stay_out_of_the_engine():
     rules = select_rules(load_packs().rules)
     for path in (TRANSFORMER, *MSPROBE[:3]):
         facts = build_facts(read_comparison(path), load_thresholds(),
-                            wanted=lambda columns, n: op_candidates(rules, {}, columns, n))
+                            wanted=lambda columns, n: op_candidates(rules, {}, columns, n), judge=builtin_judgement())
         assert 0 < len(facts.op_facts) < len(facts.ops), path.name
 
 
@@ -80,8 +81,9 @@ def test_the_filter_costs_no_built_in_rule_a_finding(path):
     rules = select_rules(load_packs().rules)
     table = read_comparison(path)
     thresholds = load_thresholds()
-    chosen = build_facts(table, thresholds, wanted=lambda columns, n: op_candidates(rules, {}, columns, n))
-    every = build_facts(table, thresholds, wanted=lambda columns, n: np.ones(n, dtype=bool))
+    chosen = build_facts(table, thresholds, wanted=lambda columns, n: op_candidates(rules, {}, columns, n),
+                         judge=builtin_judgement())
+    every = build_facts(table, thresholds, wanted=lambda columns, n: np.ones(n, dtype=bool), judge=builtin_judgement())
     assert len(every.op_facts) == len(every.ops)
 
     def findings(facts) -> set:

@@ -12,6 +12,7 @@ import pytest
 
 from advisor.compare.runner import CompareOptions, compare_dumps
 from advisor.diagnosis import Finding
+from advisor.engine.judgement import builtin_judgement
 from advisor.engine.loading import load_packs
 from advisor.engine.ranking import rank_findings
 from advisor.engine.runner import run_rules
@@ -47,7 +48,7 @@ class Diagnosed:
 
 def diagnose(directory: Path, csv: Path | None = None, config: dict | None | bool = True) -> Diagnosed:
     table = read_comparison(csv or scenario_csv(directory))
-    facts = build_facts(table, load_thresholds())
+    facts = build_facts(table, load_thresholds(), judge=builtin_judgement())
     if config is True:
         config = config_facts(directory / "build.json")[0] if (directory / "build.json").is_file() else None
     evidence = evidence_facts(directory / "golden", directory / "target", table, facts.network, config or None)
@@ -263,7 +264,7 @@ def test_generated_scenario_through_advisor_compare_gives_the_same_diagnosis(tmp
 
 def diagnose_rows(directory: Path, config: dict | None = None) -> Diagnosed:
     """The comparison CSV alone (no dumps), optionally with the build config."""
-    facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds())
+    facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds(), judge=builtin_judgement())
     result = run_rules(RULES, facts.all_facts() + ([config] if config else []))
     root, ordered = rank_findings(result.findings, result.explanations, PRIORITIES, result.groups)
     return Diagnosed(root, ordered, [])
@@ -336,7 +337,7 @@ def test_the_same_raw_input_without_the_inserted_op_stays_an_input_mismatch(tmp_
     lines = [line for line in csv.read_text().splitlines(keepends=True) if ",insert_bn_0," not in line]
     (tmp_path / csv.name).write_text("".join(lines))
     table = read_comparison(tmp_path / csv.name)
-    facts = build_facts(table, load_thresholds())
+    facts = build_facts(table, load_thresholds(), judge=builtin_judgement())
     result = run_rules(RULES, facts.all_facts())
     root, _ = rank_findings(result.findings, result.explanations, PRIORITIES, result.groups)
     assert root.kind == "input_mismatch"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from advisor.engine.judgement import builtin_judgement
 from advisor.facts.builder import build_facts
 from advisor.facts.fp16 import mark_fp16_sensitive
 from advisor.facts.schema import FACT_FIELDS
@@ -32,6 +33,7 @@ def row(index, op_type, op, io, cos, red=None, *, slot=0, dtype="DT_FLOAT16", go
 def facts_for(tmp_path: Path, rows: list[str], **kwargs):
     path = tmp_path / "result_20240101000000.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    kwargs.setdefault("judge", builtin_judgement())
     return build_facts(read_comparison(path), load_thresholds(kwargs.pop("thresholds", ())), **kwargs)
 
 
@@ -181,7 +183,7 @@ def test_op_facts_are_capped_keeping_inputs_outputs_and_the_earliest_entries(tmp
 
 @pytest.mark.parametrize("directory", scenario_dirs(), ids=lambda d: d.name)
 def test_every_fact_field_is_described_in_the_schema(directory):
-    facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds())
+    facts = build_facts(read_comparison(scenario_csv(directory)), load_thresholds(), judge=builtin_judgement())
     assert set(facts.network) <= set(FACT_FIELDS["network"])
     for fact in facts.op_facts:
         assert set(fact) <= set(FACT_FIELDS["op"]), set(fact) - set(FACT_FIELDS["op"])

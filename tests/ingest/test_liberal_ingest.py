@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from msaccucmp_samples import FULL_HEADER, FULL_ROWS, MINIMAL_HEADER
 
+from advisor.engine.judgement import builtin_judgement
 from advisor.errors import InputFormatError
 from advisor.facts.builder import build_facts
 from advisor.facts.thresholds import load_thresholds
@@ -92,7 +93,7 @@ def test_first_diff_json_keeps_its_own_columns_typed():
 def test_a_real_msprobe_result_runs_through_the_fact_builder(name):
     """17 calls, of which BatchNorm's num_batches_tracked ``Tensor.add_`` is a counter: its rows are
     counted apart and it is not an op the rules judge."""
-    facts = build_facts(read_comparison(MSPROBE26 / name), load_thresholds())
+    facts = build_facts(read_comparison(MSPROBE26 / name), load_thresholds(), judge=builtin_judgement())
     assert facts.network["ops"] == 16
     assert facts.network["counter_rows"] > 0 and "Tensor.add_.0.forward" not in set(facts.ops["op"])
 
@@ -167,7 +168,8 @@ def test_the_msit_analyser_table_loads_as_written():
 
 
 def test_the_derivation_warning_reaches_the_facts():
-    facts = build_facts(read_comparison(VENDOR / "mscmp_advisor_consistency_problem.csv"), load_thresholds())
+    facts = build_facts(read_comparison(VENDOR / "mscmp_advisor_consistency_problem.csv"), load_thresholds(),
+                        judge=builtin_judgement())
     assert any("no OpType, NPUDump, GroundTruth, TensorIndex columns" in w for w in facts.warnings)
     assert facts.network["first_deviating_op"] == "Index 0"
 
@@ -223,7 +225,7 @@ def test_msquickcmp_columns_become_flags(write_result):
 
 def test_msquickcmp_marks_arrive_as_facts(write_result):
     table = read_comparison(write_result(MSQUICKCMP_HEADER, msquickcmp_rows()))
-    facts = build_facts(table, load_thresholds())
+    facts = build_facts(table, load_thresholds(), judge=builtin_judgement())
     frame = table.frame
     first = frame.loc[frame["tool_precision_error"].fillna(False).to_numpy(dtype=bool)].iloc[0]
     assert facts.network["tool_first_precision_error_index"] == int(first["op_index"])
@@ -237,7 +239,8 @@ def test_msquickcmp_marks_arrive_as_facts(write_result):
 
 
 def test_without_msquickcmp_marks_no_such_fact_is_claimed(write_result):
-    facts = build_facts(read_comparison(write_result(FULL_HEADER, FULL_ROWS)), load_thresholds())
+    facts = build_facts(read_comparison(write_result(FULL_HEADER, FULL_ROWS)), load_thresholds(),
+                        judge=builtin_judgement())
     assert not [k for k in facts.network if k.startswith("tool_")]
     assert not [k for f in facts.op_facts for k in f if k.startswith("tool_")]
 

@@ -59,7 +59,8 @@ def test_rule_input_case(rule, case):
 
 
 def test_every_builtin_rule_has_an_input_case_that_fires_and_one_that_stays_silent():
-    lacking = sorted(rule.id for rule in RUN_RULES if rule.id not in WITHOUT_INPUT_CASES
+    # (a judgement rule decides a flag of every row of every input case above: it has none of its own)
+    lacking = sorted(rule.id for rule in RUN_RULES if rule.id not in WITHOUT_INPUT_CASES and rule.judges is None
                      and {c["expect"] for c in rule.input_cases} != {"fire", "silent"})
     assert lacking == []
     stale = sorted(rule.id for rule in RUN_RULES if rule.id in WITHOUT_INPUT_CASES and rule.input_cases)

@@ -17,6 +17,7 @@ from tests.conftest import SCENARIO_EXTRAS
 pytestmark = pytest.mark.scenarios
 pytest.importorskip("torch", reason=SCENARIO_EXTRAS)
 
+from advisor.engine.judgement import builtin_judgement  # noqa: E402
 from advisor.evidence.layers import LayerInputs, layer_facts  # noqa: E402
 from advisor.evidence.quant_config import quant_settings  # noqa: E402
 from advisor.facts.builder import build_facts  # noqa: E402
@@ -150,7 +151,7 @@ def test_layers_are_ranked_by_their_own_error_and_facts_fit_the_schema(generated
     (csv,) = directory.glob("result_*.csv")
     table = read_comparison(csv)
     thresholds = load_thresholds()
-    facts = build_facts(table, thresholds)
+    facts = build_facts(table, thresholds, judge=builtin_judgement())
     from advisor.evidence.facts import GoldenInputs
     from advisor.ingest.config_file import read_build_config
     layers = layer_facts(quant_settings(read_build_config(directory / "build.json")), facts.ops, thresholds,

@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from advisor.engine.judgement import builtin_judgement
 from tests.conftest import REPO, SCENARIO_EXTRAS
 
 pytestmark = pytest.mark.scenarios
@@ -131,7 +132,7 @@ def test_a_downstream_op_fed_the_targets_input_replays_as_inherited(verified):
     label, _, outdir = verified("problem_node__mtcnn_pnet__prelu_layout__s0")
     folder = outdir.parent / outdir.name.removesuffix(".out")
     table = read_comparison(next(folder.glob("result_*.csv")))
-    facts = build_facts(table, load_thresholds())
+    facts = build_facts(table, load_thresholds(), judge=builtin_judgement())
     model = OnnxModel.load(folder / "model.onnx")
     downstream = next(g for g in groups_of(model, facts.ops) if g.index == label["index"] + 1)
     tensors = op_tensors(model, downstream, GoldenInputs(folder / "golden", folder / "target", table), table.frame)
