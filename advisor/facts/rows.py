@@ -144,6 +144,7 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds, judge: Judge) -> pd.D
         "state_stat": state_stat,   # which statistic (codes into roles.STATISTICS, -1: none printed)
         "nonfinite": nonfinite & comparable,
         "both_nonfinite": npu_says & golden_says & comparable,
+        "reference_nonfinite": reference_nonfinite & comparable,   # inf/NaN on the reference's side only
         "overflow": overflow,
         "stored_dtype": pd.Categorical.from_codes(codes, categories=names),
         "line": frame["source_line"],
