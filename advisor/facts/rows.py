@@ -13,13 +13,13 @@ from ..ingest.table import equal_texts, first_present
 from .roles import state_difference
 from .thresholds import Thresholds
 
-# Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
-# error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
-# judged by the least precise of its own dtype and the network's compute dtype.
 # The run's judgement: given the ``tensor`` fields as columns and the row count, a mask per judged flag
 # (``deviates``, ``beyond_own_rounding``).
 Judge = Callable[[Mapping[str, Any], int], Mapping[str, np.ndarray]]
 
+# Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
+# error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
+# judged by the least precise of its own dtype and the network's compute dtype.
 PRECISION_RANK = {"float64": 0, "float32": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 4}
 
 
