@@ -184,7 +184,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
                    "input_nodes": list(options.input_nodes), "disabled": list(options.disable),
                    "severity": dict(options.severity),
                    "settings": str(options.settings) if options.settings else None},
-        series=op_series(facts, thresholds, per_op),
+        series=op_series(facts, judge.thresholds(thresholds), per_op),
         version=__version__,
         warnings=provider_warnings + pack_set.warnings + facts.warnings
         + ([f"graph: {w}" for w in graph.warnings[:5]] if graph is not None else [])

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RulePackError, UsageError
+from ..facts.thresholds import Thresholds
 from .loading import load_packs
 from .opfilter import holds
 from .rulemodel import Rule
@@ -35,6 +36,12 @@ class Judgement:
 
     alternatives: Mapping[str, tuple[list[dict[str, Any]], ...]]
     rules: Mapping[str, str]          # flag -> id of the rule that decides it
+    allowances: Mapping[str, float]   # flag -> the share of the limits its rule allows (param allowance, else 1)
+
+    def thresholds(self, thresholds: Thresholds) -> Thresholds:
+        """The limits as this judgement holds tensors to them: what the report's plot draws."""
+        return thresholds.allowing(self.allowances.get("deviates", 1.0),
+                                   self.allowances.get("beyond_own_rounding", 1.0))
 
     def __call__(self, columns: Mapping[str, Any], length: int) -> dict[str, np.ndarray]:
         judged = {}
@@ -71,7 +78,14 @@ def judgement(rules: Iterable[Rule], params: Mapping[str, Mapping[str, Any]] | N
             raise UsageError(f"no rule of the run judges '{flag}'" + (
                 f": rule '{named[0]}' decides it and cannot be disabled (change it with --set {named[0]}.NAME=VALUE)"
                 if named else " (the built-in rules/core/judgement is missing)"))
-    return Judgement(alternatives, {flag: rule.id for flag, rule in deciding.items()})
+    allowances = {flag: _allowance({**rule.params, **(params.get(rule.id) or {})}) for flag, rule in deciding.items()}
+    return Judgement(alternatives, {flag: rule.id for flag, rule in deciding.items()}, allowances)
+
+
+def _allowance(params: Mapping[str, Any]) -> float:
+    """A judgement rule's ``allowance`` parameter; 1.0 (the limits as they are) for a rule without one."""
+    value = params.get("allowance", 1.0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
 
 
 @lru_cache(maxsize=1)

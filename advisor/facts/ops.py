@@ -23,6 +23,7 @@ SIDE_SUMMARY: dict[str, tuple[str, np.ufunc, Any]] = {
     "max_abs_error": ("mae", np.fmax, np.nan), "kl": ("kl", np.fmax, np.nan),
     "deviates": ("deviates", np.logical_or, False), "overflow": ("overflow", np.logical_or, False),
     "nonfinite": ("nonfinite", np.logical_or, False), "both_nonfinite": ("both_nonfinite", np.logical_or, False),
+    "reference_nonfinite": ("reference_nonfinite", np.logical_or, False),
     "deviates_own": ("deviates_own", np.logical_or, False), "identical": ("identical", np.logical_and, False),
     "identical_by": ("identical_by", np.maximum, -1), "state_rel": ("state_rel", np.fmax, np.nan),
 }  # fmin/fmax skip NaN like groupby's min/max; then ``rows`` (count) and ``dtype`` (first known)

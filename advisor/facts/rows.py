@@ -13,13 +13,13 @@ from ..ingest.table import equal_texts, first_present
 from .roles import state_difference
 from .thresholds import Thresholds
 
-# Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
-# error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
-# judged by the least precise of its own dtype and the network's compute dtype.
 # The run's judgement: given the ``tensor`` fields as columns and the row count, a mask per judged flag
 # (``deviates``, ``beyond_own_rounding``).
 Judge = Callable[[Mapping[str, Any], int], Mapping[str, np.ndarray]]
 
+# Lower rank = more precise. A tensor computed from lower-precision data carries that precision's
+# error even when it is stored wider (an FP16 network's output cast back to float32), so a row is
+# judged by the least precise of its own dtype and the network's compute dtype.
 PRECISION_RANK = {"float64": 0, "float32": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 4}
 
 
@@ -144,6 +144,7 @@ def row_flags(frame: pd.DataFrame, thresholds: Thresholds, judge: Judge) -> pd.D
         "state_stat": state_stat,   # which statistic (codes into roles.STATISTICS, -1: none printed)
         "nonfinite": nonfinite & comparable,
         "both_nonfinite": npu_says & golden_says & comparable,
+        "reference_nonfinite": reference_nonfinite & comparable,   # inf/NaN on the reference's side only
         "overflow": overflow,
         "stored_dtype": pd.Categorical.from_codes(codes, categories=names),
         "line": frame["source_line"],

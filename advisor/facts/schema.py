@@ -144,6 +144,7 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "out_overflow": (BOOL, "an FP16 output overflows (OverFlow flag or inf/NaN)"),
         "overflow_enters": (BOOL, "outputs overflow while inputs do not"),
         "out_nonfinite": (BOOL, "a target output holds inf or NaN"),
+        "out_reference_nonfinite": (BOOL, "a reference output holds inf or NaN where the target's does not"),
         "input_deviates": (BOOL, "the op is a network input and it already disagrees"),
         "fp16_sensitive": (BOOL, "the op (or an op fused into it) is FP16-sensitive"),
         "downstream_deviating": (NUMBER, "deviating ops after this one"),

@@ -22,7 +22,7 @@ OP_FACT_FIELDS = ("op", "op_type", "golden_ops", "direction", "dtype", "position
                   "inputs_identical", "inputs_identical_by",
                   "out_deviates",
                   "error_enters", "hidden_entry", "local_drop", "out_overflow", "inputs_overflow",
-                  "overflow_enters", "out_nonfinite", "input_deviates", "fp16_sensitive",
+                  "overflow_enters", "out_nonfinite", "out_reference_nonfinite", "input_deviates", "fp16_sensitive",
                   "previous_entry_index", "next_entry_index", "clean_streak", "recovered_cosine",
                   "downstream_deviating", "inserted_norm_op", "inserted_norm_type",
                   *TOOL_FLAGS)

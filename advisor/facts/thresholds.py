@@ -49,6 +49,20 @@ class Thresholds:
     def as_dict(self) -> dict[str, dict[str, float]]:
         return {dtype: dict(values) for dtype, values in self.table.items()}
 
+    def allowing(self, allowance: float, own: float = 1.0) -> Thresholds:
+        """The limits the judgement rules hold a tensor to when it may use ``allowance`` of each dtype's
+        limits (``own`` of the ``identical_inputs`` ones): ``1 - allowance * (1 - cosine)`` and
+        ``allowance`` times the distance and scale limits (rules/core/judgement: what a plot draws and a
+        colour follows)."""
+        if allowance == 1.0 and own == 1.0:
+            return self
+        table = {}
+        for name, values in self.table.items():
+            share = own if name.startswith("identical_inputs.") else allowance
+            table[name] = {metric: 1.0 - share * (1.0 - value) if metric == "cosine" else share * value
+                           for metric, value in values.items()}
+        return Thresholds(table, self.knobs)
+
 
 def load_thresholds(overrides: Iterable[str] = ()) -> Thresholds:
     path = data_dir("knowledge") / "thresholds.yaml"

@@ -12,13 +12,21 @@ from __future__ import annotations
 import math
 
 from ..config import load_config
+from ..engine.judgement import judgement
+from ..engine.loading import load_packs, parse_param_overrides
 from ..facts.thresholds import Thresholds, load_thresholds
 
 
 def project_thresholds() -> Thresholds:
-    """The thresholds ``advisor run`` would use in this folder (knowledge/thresholds.yaml under the
-    project settings' ``[thresholds]``)."""
-    return load_thresholds(tuple(load_config().thresholds))
+    """The limits ``advisor run`` would hold tensors to in this folder: knowledge/thresholds.yaml under the
+    project settings' ``[thresholds]``, as the judgement rules apply them (an ``allowance`` set in their
+    ``[params]``, e.g. ``"tensor-deviates.allowance" = 2``)."""
+    config = load_config()
+    thresholds = load_thresholds(tuple(config.thresholds))
+    if not config.params:
+        return thresholds
+    rules = load_packs(config.rules, builtin=config.builtin_rules).rules
+    return judgement(rules, parse_param_overrides(config.params, rules), rules).thresholds(thresholds)
 
 
 def cosine_limit(thresholds: Thresholds, dtype: str | None, *, backward: bool = False,

@@ -121,6 +121,42 @@ def raw_pixels_into_normalising_model(case: NetworkCase) -> faults.Fault:
         build_knobs={"tool": "magicmind", **insert_bn([127.5] * 3, [128.0] * 3)})
 
 
+def normalised_into_normalising_model(case: NetworkCase) -> faults.Fault:
+    """The build folds the normalisation in (insert_bn_before_firstnode) and is fed the golden run's own
+    normalised tensor: the input agrees, the inserted BNInference normalises it a second time."""
+    return faults.InputFault(
+        kind="duplicate_normalization", input_name="images", make_input=lambda x: x,
+        folded=((127.5,) * 3, (128.0,) * 3),
+        description="the model is built with insert_bn_before_firstnode (mean 127.5, var 16384) to take raw uint8 "
+                    "pixels, yet the application keeps its pre-processing and feeds it the tensor the golden run "
+                    "takes, already normalised ((x - 127.5) / 128, negative values): the input agrees, the "
+                    "inserted BNInference normalises it a second time",
+        build_knobs={"tool": "magicmind", **insert_bn([127.5] * 3, [128.0] * 3)})
+
+
+def nchw_buffer_declared_nhwc(case: NetworkCase) -> faults.Fault:
+    """The build declares the input NHWC and the application hands it its NCHW buffer, never transposed."""
+    def make_input(x: torch.Tensor) -> torch.Tensor:
+        n, c, h, w = x.shape
+        return x.contiguous().reshape(n, h, w, c)
+    return faults.InputFault(
+        kind="layout_nchw_nhwc", input_name="images", make_input=make_input, nhwc=True,
+        description="the model is built to take NHWC images (convert_input_layout NCHW -> NHWC), yet the "
+                    "application passes the NCHW buffer it fed the golden run, never transposed: the target input "
+                    "holds the golden values in the golden order under an NHWC shape, and the TransData the build "
+                    "inserts reads them as NHWC",
+        build_knobs={"tool": "magicmind", "convert_input_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}})
+
+
+def nhwc_output(case: NetworkCase) -> faults.Fault:
+    return faults.OutputLayoutFault(
+        kind="output_layout", position=0,
+        description="the build hands the first network output over NHWC (convert_output_layout NCHW -> NHWC, "
+                    "for an application that reads it channel-last), and it is compared with the golden NCHW "
+                    "output: every op agrees, the output as handed over does not",
+        build_knobs={"tool": "magicmind", "convert_output_layout": {"0": {"src": "NCHW", "dst": "NHWC"}}})
+
+
 def cmvn_twice(case: NetworkCase) -> faults.Fault:
     """Per-utterance CMVN folded into the model and still applied in the front end (speech)."""
     audio = inputs.speech()
@@ -450,6 +486,19 @@ CORPUS: tuple[ScenarioSpec, ...] = (
                    op_fault("problem_node", add, faults.epsilon_added(1.0),
                             "the fused LayerNorm computed with epsilon 1.0 instead of 1e-5"), fusions=_LN)
       for where, add, seed in (("first", "Add_6", 0), ("block1", "Add_55", 1))),
+)
+
+#: Scenarios made for the rules' input cases (rules/core/*/cases, benchmarks.rule_input_runs), not part of the
+#: corpus the diagnosis benchmark scores: without the dumps the advisor cannot tell their fault from another.
+RULE_CASES: tuple[ScenarioSpec, ...] = (
+    ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "normalised_into_bn_inserted", 0,
+                 normalised_into_normalising_model),
+    ScenarioSpec("layout_nchw_nhwc", "mtcnn_pnet", "nchw_buffer_declared_nhwc", 0, nchw_buffer_declared_nhwc),
+    ScenarioSpec("output_layout", "mtcnn_pnet", "nhwc_output", 0, nhwc_output),
+    # quant_symmetric's attention_int8 on 112 bytes instead of 160: the attention dumps a case keeps are half
+    # the size, and the output still breaks (at 96 bytes it no longer does).
+    ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8_112", 0,
+                 symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 112}),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

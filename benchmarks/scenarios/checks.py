@@ -31,6 +31,8 @@ from advisor.ingest import read_comparison
 #: The vendors' cosine threshold: only used to report where a cosine-only reader would look.
 COSINE_OK = 0.99
 INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "input_scale_mismatch")
+#: Kinds where every op agrees and only the network output as handed over differs (its layout).
+OUTPUT_ONLY_KINDS = ("output_layout",)
 #: Kinds whose root cause must break the network output (a problem node, as the advisor says today).
 OUTPUT_BREAKING_KINDS = ("problem_node", "quant_per_tensor", "quant_symmetric", "quant_calibration",
                          "quant_precision_limit")
@@ -121,6 +123,16 @@ def _overflow_entry_problems(judged: Judgement, index: int, what: str) -> list[s
     return [f"{what}'s inputs already overflow"]
 
 
+def _changed_after_input_problems(judged: Judgement, index: int) -> list[str]:
+    """The target input agrees with the golden one (the golden run's own normalised tensor; the golden NCHW
+    buffer declared NHWC), and the op the build inserts after it changes it (normalises it again; transposes
+    it): the first deviation comes after the input."""
+    if judged.op(index)["out_deviates"]:
+        return [f"the input deviates: {_describe(judged.op(index))}"]
+    first = judged.first(judged.deviating)
+    return [] if first is not None and first > index else ["nothing deviates after the input"]
+
+
 def check_signature(path: Path, label: dict, judged: Judgement | None = None) -> list[str]:
     """Problems with the scenario's intended signature (empty when it shows as labelled)."""
     problems = check_layout(path)
@@ -140,6 +152,13 @@ def check_signature(path: Path, label: dict, judged: Judgement | None = None) ->
         if out_deviates:
             problems.append("clean run's network output deviates")
         return problems
+    if kind in OUTPUT_ONLY_KINDS:
+        first = judged.first(judged.deviating)
+        if first is not None:
+            problems.append(f"an op deviates: {_describe(judged.op(first))}")
+        if not out_deviates:
+            problems.append("the network output agrees")
+        return problems
     op_rows = frame[(frame["Index"] == index) & ~frame["is_output"]]
     if op_rows.empty or op_rows["NPUDump"].iloc[0] != label["op"] or judged.op(index) is None:
         return problems + [f"no rows for labelled op {label['op']} at Index {index}"]
@@ -154,6 +173,8 @@ def check_signature(path: Path, label: dict, judged: Judgement | None = None) ->
         problems.append(f"a tensor deviates before the labelled op, at {_describe(judged.op(first_deviation))}")
     if kind == "fp16_overflow":
         problems += _overflow_entry_problems(judged, index, "labelled op")
+    elif label.get("input_normalised_in_model") or label.get("input_declared_nhwc"):
+        problems += _changed_after_input_problems(judged, index)
     else:
         problems += _entry_problems(judged, index, "labelled op")
     if kind == "single_point_deviation" and out_deviates:

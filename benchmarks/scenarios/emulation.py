@@ -89,7 +89,7 @@ class TargetOp:
     golden_ops: list[str]            # fused-from golden op names; empty -> GroundTruth "*"
     inputs: list[str]                # logical tensors read (golden tensor names)
     output: str                      # logical tensor written
-    role: str                        # "data" | "compute" | "trans" | "normalize"
+    role: str                        # "data" | "compute" | "trans" | "normalize" | "layout" | "layout_out"
     constants: tuple[tuple[float, ...], tuple[float, ...]] | None = None   # normalize: (mean, std) per channel
     weights: tuple[str, ...] = ()    # graph constants dumped as further inputs (fused LayerNorm: gamma, beta)
 
@@ -113,12 +113,15 @@ class TargetPlan:
 
 def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torch.Tensor],
                 fuse: bool = True, folded: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] | None = None,
-                fusions: tuple[str, ...] = ()) -> TargetPlan:
+                fusions: tuple[str, ...] = (), nhwc: tuple[str, ...] = (),
+                nhwc_outputs: tuple[int, ...] = ()) -> TargetPlan:
     """The converted graph for ``precision`` (see the module docstring).
 
     ``golden`` holds the golden tensors by name (their dtypes and ranks decide where Cast and
     TransData are inserted). ``folded``: input name -> (mean, std) the build normalises inside.
-    ``fusions``: further fusions of :data:`FUSIONS` the build applies.
+    ``fusions``: further fusions of :data:`FUSIONS` the build applies. ``nhwc``: 4-D inputs the build
+    declares NHWC: their TransData transposes NHWC to the model's NCHW (role ``layout``); ``nhwc_outputs``:
+    positions of the 4-D outputs it hands over NHWC (their TransData transposes NCHW to NHWC).
     """
     unknown = set(fusions) - set(FUSIONS)
     if unknown:
@@ -143,7 +146,10 @@ def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torc
         feed = golden[name]
         if feed.is_floating_point() and precision.name != "fp32":
             insert_trans(name, "Cast")
-        if feed.dim() == 4:
+        if feed.dim() == 4 and name in nhwc:
+            add(f"trans_TransData_{inserted}", "TransData", [], [name], name, "layout")
+            inserted += 1
+        elif feed.dim() == 4:
             insert_trans(name, "TransData")
     groups = fusion_groups(graph, fusions) if fuse else [[op] for op in graph.ops]
     for group in groups:
@@ -160,8 +166,11 @@ def plan_target(graph: GoldenGraph, precision: Precision, golden: dict[str, torc
             continue
         main = next((g for g in group if g.op_type in ("Conv", "Gemm", "MatMul")), group[0])
         add(main.name, ASCEND_TYPES[main.op_type], names, external, group[-1].name, "compute")
-    for tensor in graph.outputs:
-        if golden[tensor].dim() == 4:
+    for position, tensor in enumerate(graph.outputs):
+        if golden[tensor].dim() == 4 and position in nhwc_outputs:
+            add(f"trans_TransData_{inserted}", "TransData", [], [tensor], tensor, "layout_out")
+            inserted += 1
+        elif golden[tensor].dim() == 4:
             insert_trans(tensor, "TransData")
         if precision.name != "fp32":
             insert_trans(tensor, "Cast")
@@ -310,6 +319,10 @@ class Emulator:
                     dtype = self.precision.ge_dtype if to_device else "DT_FLOAT"
                 elif top.role == "normalize":
                     value, dtype = _normalize(read[0], top.constants), "DT_FLOAT"
+                elif top.role == "layout":      # NHWC -> NCHW, as the build's TransData reads the input
+                    value, dtype = read[0].permute(0, 3, 1, 2).contiguous(), dtypes[top.output]
+                elif top.role == "layout_out":  # NCHW -> NHWC, the output as the build hands it over
+                    value, dtype = read[0].permute(0, 2, 3, 1).contiguous(), dtypes[top.output]
                 elif top.role == "trans":
                     value, dtype = read[0], dtypes[top.output]
                 else:

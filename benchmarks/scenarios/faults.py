@@ -112,6 +112,16 @@ class Fault:
         insert_bn_before_firstnode): the target graph then normalises that input in an inserted op."""
         return {}
 
+    def declared_nhwc(self) -> tuple[str, ...]:
+        """Inputs the build declares NHWC (MagicMind convert_input_layout NCHW -> NHWC): the target graph then
+        transposes that input to the model's NCHW in the TransData it inserts after it."""
+        return ()
+
+    def nhwc_outputs(self) -> tuple[int, ...]:
+        """Positions of the network outputs the build hands over NHWC (the TransData it inserts before the
+        output transposes them from the model's NCHW)."""
+        return ()
+
     def saturates(self) -> bool:
         """The device runs in saturation mode: FP16 overflow clamps at +-65504 instead of giving
         inf (the emulator's cast of a float32 tensor into FP16 clamps too)."""
@@ -177,9 +187,13 @@ class InputFault(Fault):
     make_input: Callable[[torch.Tensor], torch.Tensor] | None = None
     then_overflows: bool = False
     folded: tuple[tuple[float, ...], tuple[float, ...]] | None = None   # (mean, std) inserted after the input
+    nhwc: bool = False                      # the build declares the input NHWC (a transposing TransData after it)
 
     def folded_normalization(self) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
         return {self.input_name: self.folded} if self.folded else {}
+
+    def declared_nhwc(self) -> tuple[str, ...]:
+        return (self.input_name,) if self.nhwc else ()
 
     def target_feeds(self, feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         changed = dict(feeds)
@@ -230,6 +244,21 @@ class OutputFault(Fault):
 
     def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
         return plan.op_containing(self.golden_op).name
+
+
+@dataclass
+class OutputLayoutFault(Fault):
+    """The build hands network output ``position`` over NHWC while the golden output is NCHW: every op agrees,
+    the output as handed over does not (the op that transposes it has no golden counterpart)."""
+
+    position: int = 0
+
+    def nhwc_outputs(self) -> tuple[int, ...]:
+        return (self.position,)
+
+    def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
+        tensor = plan.outputs[self.position]
+        return next(op.name for op in plan.ops if op.output == tensor and op.role == "compute")
 
 
 @dataclass

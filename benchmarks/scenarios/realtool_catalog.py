@@ -19,7 +19,7 @@ comparisons need (no rule diagnoses them yet):
 
 from __future__ import annotations
 
-from benchmarks.scenarios.realtool_families import FAMILIES
+from benchmarks.scenarios.realtool_families import FAMILIES, RULE_CASE_PAIRS
 from benchmarks.scenarios.realtool_spec import PairSpec, RunSpec
 
 __all__ = ["CORPUS", "DUMP_JSON", "FIXTURES", "XLSX", "PairSpec", "RunSpec", "select"]
@@ -97,13 +97,15 @@ CORPUS: tuple[PairSpec, ...] = (
 
 
 def select(families: list[str] | None = None) -> list[PairSpec]:
+    """The corpus, or the pairs of ``families``: the rule-case pairs (``RULE_CASE_PAIRS``) only when named."""
     if not families:
         return list(CORPUS)
-    known = {p.family for p in CORPUS}
+    pairs = (*CORPUS, *RULE_CASE_PAIRS)
+    known = {p.family for p in pairs}
     unknown = sorted(set(families) - known)
     if unknown:
         raise KeyError(f"unknown real-tool families {unknown}; known: {sorted(known)}")
-    return [p for p in CORPUS if p.family in families]
+    return [p for p in pairs if p.family in families]
 
 
 #: The subset committed under tests/data/realtool: (pair name, level, task). Every kind, task and

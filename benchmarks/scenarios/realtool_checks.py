@@ -26,6 +26,8 @@ What each label promises:
 - ``problem_node``: forward: its inputs agree and its output differs; backward: it differs;
 - ``fp16_overflow``: its target inputs are finite, a target output is inf/NaN where the reference's
   is finite;
+- ``reference_nonfinite``: its reference inputs are finite, a reference output is inf/NaN (whatever the
+  target's is);
 - ``checksum_mismatch``: an output checksum differs (and, unless the whole model was cast, its
   inputs' agree);
 - ``consistent``, precision pairs: no non-finite value anywhere in the target; the same run twice:
@@ -107,6 +109,9 @@ def check(pair: PairSpec, label: dict, csv: Path, calls: list[str], *, cast: boo
         overflowed = outputs["target_nonfinite"] & ~outputs["reference_nonfinite"]
         if inputs["target_nonfinite"].any() or not overflowed.any():
             problems.append(f"{op}: expected finite inputs and a non-finite FP16 output")
+    elif kind == "reference_nonfinite" and label["task"] != "md5":
+        if inputs["reference_nonfinite"].any() or not outputs["reference_nonfinite"].any():
+            problems.append(f"{op}: expected finite reference inputs and a non-finite reference output")
     elif kind == "checksum_mismatch":
         if not outputs["differs"].any() or (not cast and tensors["differs"].any()):
             problems.append(f"{op}: expected an output checksum that differs" +

@@ -96,6 +96,26 @@ def _precision_pairs() -> tuple[PairSpec, ...]:
     return (*clean, *overflow)
 
 
+def _reference_nonfinite() -> tuple[PairSpec, ...]:
+    """A float16 reference: the MLP whose logits pass 65504, cast whole to FP16 (the target of the
+    ``logits_half`` overflow pair), as the reference. Against a target that also computes fc3 in FP16 (CPU
+    autocast) both outputs are inf; against the float32 run (that pair's roles reversed) only the
+    reference's is."""
+    half = _overflow("mlp", "logits_half", LOGITS_MLP, "fc3", "Functional.linear", MLP_GROWN)
+    fp16_ref = half.target
+    autocast = _run("mlp", "inference", "logits_autocast_fp16", setup=LOGITS_MLP, autocast="fp16")
+    what = f"{WHAT['mlp']}{MLP_GROWN}: the reference is the whole model cast to FP16 (model.half()), whose fc3 " \
+           "output passes 65504 (inf)"
+    return (
+        PairSpec("msprobe_reference_nonfinite", "reference_nonfinite", "mlp", "fp16_reference_autocast_target",
+                 fp16_ref, autocast, where="fc3", api="Functional.linear", precision="fp16",
+                 description=f"{what}; the target runs under CPU autocast to FP16, so its fc3 output is inf too"),
+        PairSpec("msprobe_reference_nonfinite", "reference_nonfinite", "mlp", "fp16_reference_fp32_target",
+                 fp16_ref, half.reference, where="fc3", api="Functional.linear", precision="fp16",
+                 description=f"{what}; the target runs in float32 and keeps the logits finite"),
+    )
+
+
 def _fault(family: str, kind: str, network: str, variant: str, reference: RunSpec, where: str | None,
            api: str | None, what: str, phase: str = "forward", tasks: tuple[str, ...] = TASKS, **knobs) -> PairSpec:
     target = _run(network, reference.mode, variant, **knobs)
@@ -167,3 +187,6 @@ def _fault_pairs() -> tuple[PairSpec, ...]:
 
 
 FAMILIES: tuple[PairSpec, ...] = (*_precision_pairs(), *_fault_pairs())
+#: Pairs made for the rules' input cases (rules/core/network/cases), not part of the scored corpus: the
+#: reference, not the target, is what breaks, and no root-cause kind of the diagnosis benchmark says so.
+RULE_CASE_PAIRS: tuple[PairSpec, ...] = _reference_nonfinite()

@@ -52,7 +52,8 @@ class PairSpec:
     description: str = ""
     tasks: tuple[str, ...] = field(default=("statistics", "tensor", "md5"))
     phase: str = "forward"                     # one of PHASES: the pass the fault enters
-    precision: str | None = None               # the target's precision when that is what differs
+    precision: str | None = None               # the target's precision when that is what differs (a
+                                               # reference_nonfinite pair: the reference's, FP16)
 
     @property
     def name(self) -> str:

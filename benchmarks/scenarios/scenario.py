@@ -126,7 +126,8 @@ def prepare(spec: ScenarioSpec) -> Replay:
     graph = trace(case.module, list(case.feeds))
     golden = run_golden(graph, case.feeds)
     precision = PRECISIONS[spec.precision]
-    plan = plan_target(graph, precision, golden, folded=fault.folded_normalization(), fusions=spec.fusions)
+    plan = plan_target(graph, precision, golden, folded=fault.folded_normalization(), fusions=spec.fusions,
+                       nhwc=fault.declared_nhwc(), nhwc_outputs=fault.nhwc_outputs())
     return Replay(spec, case, fault, graph, golden, plan, precision, dumps.ScenarioClock(spec.seed, spec.name))
 
 
@@ -211,11 +212,18 @@ def generate(spec: ScenarioSpec, out_root: Path, *, dumps_kept: str = "all",
     if symptoms:
         label["symptoms"] = symptoms
     if fault.folded_normalization():
-        label["input_normalised_in_model"] = True     # the target is fed raw data: its input row differs
+        label["input_normalised_in_model"] = True     # the build normalises the input inside (an inserted op)
     label["expected"] = expected_signature(fault.kind, symptoms)
-    if label.get("input_normalised_in_model"):
+    if label.get("input_normalised_in_model") and fault.kind == "consistent":
         label["expected"]["every_tensor"] = ("agrees, except the network input: raw data on the target, normalised "
                                              "by the op the build inserts after it")
+    elif label.get("input_normalised_in_model"):
+        label["expected"]["op_outputs"] = "agree: the target is fed the golden run's normalised input"
+        label["expected"]["after_op"] = "the op the build inserts after the input normalises it again: error enters"
+    if fault.declared_nhwc():
+        label["input_declared_nhwc"] = True
+        label["expected"]["op_outputs"] = "agree (flattened): the target input is the golden NCHW buffer, shaped NHWC"
+        label["expected"]["after_op"] = "the TransData the build inserts transposes it from NHWC: error enters"
     judged = checks.judge(result_csv)
     problems = checks.check_signature(result_csv, label, judged) + fault.verify(plan, run)
     label["observed"] = checks.summarise(result_csv, judged)
@@ -309,6 +317,8 @@ def expected_signature(kind: str, symptoms: list[dict] | None = None) -> dict:
                        "before_op": "every tensor agrees, no overflow"}
     if kind == "fp16_overflow":
         signature.update(op_inputs="below 65504", op_outputs="OverFlow YES", network_output="deviates")
+    elif kind in checks.OUTPUT_ONLY_KINDS:
+        signature.update(every_op="agrees", network_output="deviates: handed over in another layout")
     else:
         signature.update(op_inputs="agree", op_outputs="deviate")
         if kind == "single_point_deviation":

@@ -134,8 +134,11 @@ def test_a_graph_that_shares_no_name_is_ignored_with_a_warning(tmp_path):
     assert any("shares no op name" in w for w in facts.warnings)
 
 
-def test_join_maps_golden_names_of_an_onnx_graph(scenarios_root=Path("tests/data/scenarios")):
-    folder = scenarios_root / "problem_node__mtcnn_pnet__prelu_layout__s0"
+SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+
+def test_join_maps_golden_names_of_an_onnx_graph():
+    folder = SCENARIOS / "problem_node__mtcnn_pnet__prelu_layout__s0"
     graph = read_graph(folder / "model.onnx")
     assert graph_side(graph) == "golden"
     import pandas as pd
@@ -145,7 +148,6 @@ def test_join_maps_golden_names_of_an_onnx_graph(scenarios_root=Path("tests/data
     assert [graph.nodes[i].name for i in join.nodes_of(0)] == ["Conv_3", "PRelu_4"] and join.nodes_of(1) == []
 
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 WITH_ONNX = sorted(p.parent.name for p in SCENARIOS.glob("*/model.onnx"))
 
 

@@ -38,12 +38,12 @@ def test_onnx_external_data_inside_the_folder_is_read(tmp_path):
     assert graph.initializers["w"].shape == (16,)
 
 
-def test_onnx_external_data_that_is_missing_is_a_warning(tmp_path):
+def test_onnx_external_data_that_is_missing_is_a_warning(tmp_path, monkeypatch):
     from advisor.graph import read_graph
 
     model = model_with_external_weights(tmp_path / "model.onnx", "weights.bin")
     (tmp_path / "weights.bin").unlink()
-    os.chdir(tmp_path)                  # onnx's own loader looked here: nothing may be read from the cwd
+    monkeypatch.chdir(tmp_path)         # onnx's own loader looked here: nothing may be read from the cwd
     graph = read_graph(model)
     assert any("external weight data not loaded" in w for w in graph.warnings)
 

@@ -105,6 +105,19 @@ def test_a_declared_dimension_of_the_whole_sheet_is_refused(workbook, tmp_path):
     assert "declares" in run(hostile, tmp_path).one_line_error(str(hostile))
 
 
+@pytest.mark.parametrize(("columns", "refused"), [("AB", False), ("AH", True)])
+def test_every_msprobe_layout_fits_at_excels_row_limit(workbook, tmp_path, columns, refused):
+    """msprobe's widest compare layout has 28 columns: a sheet of them on all 1,048,576 rows Excel allows is
+    read (its rows are then streamed and counted as they come); 34 columns on every row is refused."""
+    declared = rewrite(workbook, SHEET, lambda xml: re.sub(rb'<dimension ref="[^"]*" ?/>',
+                                                           b'<dimension ref="A1:%s1048576"/>' % columns.encode(), xml))
+    result = run(declared, tmp_path)
+    if refused:
+        assert "declares" in result.one_line_error(str(declared))
+    else:
+        assert result.code in (0, 1), result.err
+
+
 def test_a_giant_cell_is_refused_before_it_is_read(workbook, tmp_path):
     giant = b"9" * (400 * 2**20)
     hostile = rewrite(workbook, SHEET, lambda xml: xml.replace(b"<v>1.0</v>", b"<v>" + giant + b"</v>", 1)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor.engine.judgement import JUDGED, builtin_judgement
+from advisor.engine.judgement import JUDGED, Judgement, builtin_judgement
 from advisor.engine.loading import load_packs
 from advisor.engine.rulemodel import Emit
 from advisor.engine.runner import run_rules
@@ -59,13 +59,13 @@ def test_every_judged_flag_has_exactly_one_builtin_rule_on_tensor_facts():
 
 def test_the_facts_stage_gives_every_tensor_field_a_judgement_may_name(monkeypatch, run_cli):
     seen: list[set[str]] = []
-    judge = builtin_judgement()
+    judge = Judgement.__call__
 
-    def spy(columns, length):
+    def spy(self, columns, length):
         seen.append(set(columns))
-        return judge(columns, length)
+        return judge(self, columns, length)
 
-    monkeypatch.setattr("advisor.pipeline.judgement", lambda *args, **kwargs: spy)
+    monkeypatch.setattr(Judgement, "__call__", spy)
     assert run_cli(EPS, "--format", "json").code == 0
     assert seen and seen[0] == set(FACT_FIELDS["tensor"]) - {"fact"}
 
@@ -159,3 +159,35 @@ def test_the_column_evaluation_judges_every_row_as_the_engine_would(source):
         fired = sorted(int(f.id.rsplit(":", 1)[1]) for f in run_rules([emitting], facts).findings)
         assert fired == np.flatnonzero(seen["judged"][flag]).tolist(), (flag, path.name)
     assert 0 < (seen["judged"]["deviates"] | seen["judged"]["beyond_own_rounding"]).sum() < length
+
+
+def test_the_plot_draws_the_limits_the_judgement_held_tensors_to(run_cli):
+    """The saturated conv at cosine 0.963 is consistent at allowance 10: the float16 line is drawn at
+    1 - 10 * (1 - 0.99) = 0.9 and the distance line at 10 * 0.15, not at the table's 0.99 and 0.15."""
+    html = (run_cli(SATURATED, "--set", "tensor-deviates.allowance=10", "--format", "html").outdir
+            / "report.html").read_text(encoding="utf-8")
+    assert "threshold 0.9<" in html and "threshold 1.5<" in html and "threshold 0.99<" not in html
+    html = (run_cli(SATURATED, "--format", "html").outdir / "report.html").read_text(encoding="utf-8")
+    assert "threshold 0.99<" in html and "threshold 0.15<" in html
+
+
+def test_ops_and_node_colour_by_the_projects_allowance(tmp_path, monkeypatch):
+    from advisor.inspect.limits import cosine_limit, project_thresholds
+
+    monkeypatch.chdir(tmp_path)
+    assert cosine_limit(project_thresholds(), "float16") == 0.99
+    (tmp_path / "advisor.toml").write_text('[params]\n"tensor-deviates.allowance" = 10\n'
+                                           '"tensor-beyond-own-rounding.allowance" = 2\n', encoding="utf-8")
+    thresholds = project_thresholds()
+    assert cosine_limit(thresholds, "float16") == pytest.approx(0.9)
+    assert cosine_limit(thresholds, "float32", identical_inputs=True) == pytest.approx(1 - 2 * (1 - 0.99998))
+    assert thresholds.for_dtype("float16")["relative_euclidean_distance"] == pytest.approx(1.5)
+
+
+def test_a_judgement_compares_fields_with_numbers_not_with_each_other(tmp_path, run_cli):
+    """The column evaluation would take a join to hold (it would flag too much): a judgement has one pattern,
+    so validation refuses any field reference, with the file and line."""
+    joined = JUDGE.replace("when: {fact: tensor, cosine_use: {gt: 0.5}}",
+                           "when: {fact: tensor, cosine_use: {gt: $m.distance_use}}")
+    run = run_cli(SATURATED, "--no-builtin-rules", "--rules", _pack(tmp_path, joined))
+    assert run.code == 2 and "rule.yaml:8:" in run.err and "'$m.distance_use' refers to pattern 'm'" in run.err

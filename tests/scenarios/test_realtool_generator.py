@@ -141,6 +141,26 @@ def test_every_committed_fixture_passes_the_generators_self_check():
     assert {name: found for name, found in problems.items() if found} == {}
 
 
+def test_the_rule_case_pairs_copied_beside_the_rules_pass_the_self_check():
+    """The real msprobe runs of RULE_CASE_PAIRS (a float16 reference whose output is inf) that rule input
+    cases read still show what their label says, and a label that names the wrong side's overflow fails."""
+    from benchmarks.scenarios.realtool import calls_in_order
+    from benchmarks.scenarios.realtool_catalog import RULE_CASE_PAIRS
+    from benchmarks.scenarios.realtool_checks import check
+
+    cases = Path(__file__).resolve().parents[2] / "rules" / "core" / "network" / "cases"
+    by_variant = {pair.variant: pair for pair in RULE_CASE_PAIRS}
+    folders = sorted(p.parent for p in cases.glob("*/label.json")
+                     if json.loads(p.read_text())["family"] == "msprobe_reference_nonfinite")
+    assert sorted(f.name for f in folders) == sorted(by_variant)
+    for folder in folders:
+        label = json.loads((folder / "label.json").read_text())
+        csv = folder / label["comparison"]
+        assert check(by_variant[folder.name], label, csv, calls_in_order(csv)) == []
+        earlier = {**label, "op": "Functional.linear.1.forward", "index": 2}     # finite on both sides
+        assert check(by_variant[folder.name], earlier, csv, calls_in_order(csv)) != []
+
+
 def test_the_self_check_fails_a_label_that_points_elsewhere():
     """A label one call late, or a fault pair labelled consistent, is caught."""
     from benchmarks.scenarios.realtool import calls_in_order

@@ -118,6 +118,56 @@ def test_self_check_fails_loudly_when_the_signature_is_missing(tmp_path, monkeyp
     assert spec.name in capsys.readouterr().err
 
 
+INPUT_CHANGED_IN_MODEL = [s for s in catalog.RULE_CASES if s.family in ("layout_nchw_nhwc", "duplicate_normalization")]
+
+
+@needs_mtcnn
+@pytest.mark.parametrize("spec", INPUT_CHANGED_IN_MODEL, ids=lambda s: s.name)
+def test_an_input_the_build_changes_agrees_and_error_enters_after_it(tmp_path, spec):
+    """The rule-case faults whose input agrees with the golden one (the golden run's normalised tensor into a
+    model that normalises it; the NCHW buffer declared NHWC): the self-check holds them to that, and the
+    same build fed what it expects (raw pixels; the buffer transposed) agrees everywhere."""
+    result = generate(spec, tmp_path)
+    assert result.problems == []
+    judged = checks.judge(result.result_csv)
+    assert not judged.op(0)["out_deviates"] and judged.first(judged.deviating) > 0 and judged.output_deviates
+    label = json.loads((result.directory / "label.json").read_text())
+    assert label["op"] == "images" and label["index"] == 0
+    intended = {"layout_nchw_nhwc": lambda x: x.permute(0, 2, 3, 1).contiguous(),
+                "duplicate_normalization": lambda x: (x * 128.0 + 127.5).round().clamp(0, 255)}[spec.family]
+
+    def fed_right(case):
+        fault = spec.make_fault(case)
+        fault.make_input = intended
+        return fault
+    right = generate(catalog.ScenarioSpec(spec.family, spec.network, "fed_right", spec.seed, fed_right), tmp_path)
+    judged = checks.judge(right.result_csv)
+    assert judged.first(judged.deviating & (judged.ops["op_type"] != "Data")) is None
+    assert not judged.output_deviates
+
+
+@needs_mtcnn
+def test_an_output_handed_over_nhwc_is_the_golden_output_transposed_and_no_op_deviates(tmp_path):
+    (spec,) = [s for s in catalog.RULE_CASES if s.family == "output_layout"]
+    result = generate(spec, tmp_path)
+    assert result.problems == []
+    judged = checks.judge(result.result_csv)
+    assert judged.first(judged.deviating) is None and judged.output_deviates
+    frame = checks.read_result(result.result_csv)
+    first = frame[frame["is_output"]].iloc[0]
+    golden = np.load(result.directory / "golden" / first["GroundTruth"])
+    target = np.load(_dump_at(result.directory / "target", frame, first["Address"]))
+    assert golden.ndim == 4 and target.shape == golden.transpose(0, 2, 3, 1).shape
+    np.testing.assert_allclose(target, golden.transpose(0, 2, 3, 1), atol=2e-3)
+
+
+def _dump_at(folder: Path, frame: pd.DataFrame, address: str) -> Path:
+    """The target dump file of the op output written at ``address`` (the Node_Output row's)."""
+    row = frame[(frame["Address"] == address) & ~frame["is_output"] & (frame["io"] == "output")].iloc[0]
+    name = row["NPUDump"]
+    return next(p for p in folder.iterdir() if f".{name}." in p.name and ".output." in p.name)
+
+
 @needs_mtcnn
 def test_dumps_cover_every_target_tensor_and_golden_op(tmp_path):
     result = generate(_spec("clean_fp16__mtcnn_rnet__allow_fp32_to_fp16__s0"), tmp_path)
