@@ -151,11 +151,13 @@ def run_advisor(files: list[Path], out: Path) -> tuple[Measurement, tuple | None
 
 def measure_path(path: str, rows: int, workdir: Path) -> Result:
     files = write_input(path, rows, workdir / f"{path}_{rows}")
-    reads = JSON_READ if path == "dumpjson" else XLSX_READ if path == "xlsx" else CSV_READS
-    baselines = {name: measure([sys.executable, "-c", code, *map(str, files)]) for name, code in reads.items()}
-    advisor, root = run_advisor(files, workdir / f"{path}_{rows}_report")
-    size = sum(f.stat().st_size for f in files) / 2**20
-    shutil.rmtree(workdir / f"{path}_{rows}")
+    try:
+        reads = JSON_READ if path == "dumpjson" else XLSX_READ if path == "xlsx" else CSV_READS
+        baselines = {name: measure([sys.executable, "-c", code, *map(str, files)]) for name, code in reads.items()}
+        advisor, root = run_advisor(files, workdir / f"{path}_{rows}_report")
+        size = sum(f.stat().st_size for f in files) / 2**20
+    finally:   # a multi-GB input never outlives its step, even one that failed
+        shutil.rmtree(workdir / f"{path}_{rows}")
     return Result(path, rows, size, advisor, baselines, root)
 
 
@@ -211,6 +213,13 @@ def check(results: list[Result], budget: float) -> list[str]:
     return failed
 
 
+def _broken(path: str, rows: int, err: RuntimeError) -> str:
+    """A step whose command failed, as one budget line (printed as it happens)."""
+    line = f"{path} {rows:,}: did not run: {' '.join(str(err).split())[-300:]}"
+    print(line, flush=True)
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=list(DEFAULT_ROWS))
@@ -219,20 +228,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the reports here")
     args = parser.parse_args(argv)
     results = []
+    broken: list[str] = []     # steps whose command failed: said, counted as missed, the others still run
     with tempfile.TemporaryDirectory(prefix="advisor-scale-") as tmp:
         workdir = args.keep or Path(tmp)
         for path in args.paths:
-            reference = reference_root(path, workdir) if path != "msaccucmp" else None
+            try:
+                reference = reference_root(path, workdir) if path != "msaccucmp" else None
+            except RuntimeError as err:
+                broken.append(_broken(path, REFERENCE_ROWS, err))
+                continue
             for rows in sorted(args.rows):
                 if path == "xlsx" and rows > XLSX_MAX_ROWS:
                     print(f"xlsx {rows:,}: skipped (a sheet holds at most {XLSX_MAX_ROWS + 1:,} rows)", flush=True)
                     continue
-                result = measure_path(path, rows, workdir)
+                try:
+                    result = measure_path(path, rows, workdir)
+                except RuntimeError as err:
+                    broken.append(_broken(path, rows, err))
+                    continue
                 result.reference_root = reference
                 results.append(result)
                 print(format_results([result])[-1], flush=True)
     print("\n".join(["", *format_results(results), f"load average: {_load()}"]))
-    failed = check(results, args.budget)
+    failed = broken + check(results, args.budget)
     for line in failed:
         print(f"MISSED: {line}")
     print("all budget lines met" if not failed else f"{len(failed)} budget line(s) missed")

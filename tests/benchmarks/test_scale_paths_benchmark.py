@@ -72,3 +72,19 @@ def test_the_budget_lines_pass_linear_growth_within_the_targets():
 def test_a_missed_target_or_another_diagnosis_fails_the_run(results, missed):
     failed = scale_paths.check(results, 2.0)
     assert failed and any(missed in line for line in failed)
+
+
+def test_a_step_that_fails_is_a_missed_line_and_the_other_paths_still_run(monkeypatch, capsys):
+    """An advisor run that exits 2 on one path (as the 16.8M-cell bound did on a 1M-row workbook) is said and
+    counted; the sweep goes on instead of ending in a traceback."""
+    def measure(path, rows, workdir):
+        if path == "xlsx":
+            raise RuntimeError("advisor run big.xlsx exited with 2: advisor: error: big.xlsx: too many cells")
+        return result(path, rows, 1.0)
+
+    monkeypatch.setattr(scale_paths, "measure_path", measure)
+    monkeypatch.setattr(scale_paths, "reference_root", lambda path, workdir: ("fp16_overflow", "op", 3))
+    assert scale_paths.main(["--rows", "100000", "--paths", "xlsx", "summary"]) == 1
+    out = capsys.readouterr().out
+    assert "xlsx 100,000: did not run: advisor run big.xlsx exited with 2" in out
+    assert "summary     100,000" in out and "MISSED: xlsx 100,000: did not run" in out
