@@ -54,10 +54,16 @@ class Judgement:
 
 
 def judgement(rules: Iterable[Rule], params: Mapping[str, Mapping[str, Any]] | None = None,
-              loaded: Iterable[Rule] = (), required: Iterable[str] = JUDGED) -> Judgement:
+              loaded: Iterable[Rule] = (), required: Iterable[str] = JUDGED,
+              fallback: Iterable[Rule] = ()) -> Judgement:
     """The judgement of the run's (enabled) ``rules`` with its ``params``: each of the ``required`` flags
-    needs its rule. ``loaded``: every rule the packs gave, to name the rule a run disabled."""
+    needs its rule. ``loaded``: every rule the packs gave, to name the rule a run disabled. ``fallback``:
+    the rules that judge a flag no loaded rule judges (the built-in ones, for a run with
+    ``--no-builtin-rules``: a team pack judges its own findings, not what a deviation is)."""
     params = params or {}
+    loaded = list(loaded)
+    rules = [*rules, *(rule for rule in fallback
+                       if rule.judges is not None and not any(other.judges == rule.judges for other in loaded))]
     alternatives: dict[str, tuple[list[dict[str, Any]], ...]] = {}
     deciding: dict[str, Rule] = {}
     for rule in rules:
@@ -89,7 +95,13 @@ def _allowance(params: Mapping[str, Any]) -> float:
 
 
 @lru_cache(maxsize=1)
+def builtin_judges() -> tuple[Rule, ...]:
+    """The built-in judgement rules (rules/core/judgement)."""
+    return tuple(rule for rule in load_packs(installed=False).rules if rule.judges is not None)
+
+
+@lru_cache(maxsize=1)
 def builtin_judgement() -> Judgement:
     """The built-in judgement with its default parameters (what ``advisor run`` uses without --set)."""
-    rules = load_packs(installed=False).rules
+    rules = builtin_judges()
     return judgement(rules, loaded=rules)

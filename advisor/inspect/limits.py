@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..config import load_config
-from ..engine.judgement import judgement
+from ..engine.judgement import builtin_judges, judgement
 from ..engine.loading import load_packs, parse_param_overrides
 from ..facts.thresholds import Thresholds, load_thresholds
 
@@ -26,7 +26,8 @@ def project_thresholds() -> Thresholds:
     if not config.params:
         return thresholds
     rules = load_packs(config.rules, builtin=config.builtin_rules).rules
-    return judgement(rules, parse_param_overrides(config.params, rules), rules).thresholds(thresholds)
+    return judgement(rules, parse_param_overrides(config.params, rules), rules,
+                     fallback=() if config.builtin_rules else builtin_judges()).thresholds(thresholds)
 
 
 def cosine_limit(thresholds: Thresholds, dtype: str | None, *, backward: bool = False,

@@ -191,3 +191,31 @@ def test_a_judgement_compares_fields_with_numbers_not_with_each_other(tmp_path, 
                            "when: {fact: tensor, cosine_use: {gt: $m.distance_use}}")
     run = run_cli(SATURATED, "--no-builtin-rules", "--rules", _pack(tmp_path, joined))
     assert run.code == 2 and "rule.yaml:8:" in run.err and "'$m.distance_use' refers to pattern 'm'" in run.err
+
+
+TEAM = """\
+    id: deviating-conv
+    title: {en: A conv deviates, zh: 卷积偏离}
+    severity: warning
+    root_cause: true
+    docs:
+      en: {what: a, why: b, fix: c}
+      zh: {what: a, why: b, fix: c}
+    when: {fact: op, op_type: Conv2D, out_deviates: true}
+    emit: {kind: problem_node, evidence: {en: "{{ m.op }}", zh: "{{ m.op }}"}}
+    cases:
+      - {name: f, expect: fire, facts: [{fact: op, id: "op:1", index: 1, op: c, op_type: Conv2D, out_deviates: true}]}
+      - {name: s, expect: silent, facts: [{fact: op, id: "op:1", index: 1, op: c, op_type: Conv2D}]}
+"""
+
+
+def test_a_team_pack_alone_is_judged_by_the_builtin_judgement(tmp_path, run_cli):
+    """--no-builtin-rules runs the team's rules only; which tensors deviate is still decided, by the built-in
+    judgement rules, unless the team's pack judges a flag itself."""
+    run = run_cli(SATURATED, "--no-builtin-rules", "--rules", _pack(tmp_path, TEAM), "--format", "json")
+    assert run.code == 0, run.err
+    assert _verdict(run) == ("problem_node", "Conv_8")
+    judging = tmp_path / "judging"
+    judging.mkdir()
+    run = run_cli(SATURATED, "--no-builtin-rules", "--rules", _pack(judging, JUDGE), "--format", "json")
+    assert run.code == 0, run.err     # the team's strict-deviation judges 'deviates'; no second rule for it
