@@ -15,7 +15,7 @@ from .diagnosis.layout import op_metrics
 from .diagnosis.neighbourhood import root_neighbourhood
 from .diagnosis.series import op_series
 from .diagnosis.vendor import vendor_note, vendor_verdict
-from .engine.judgement import builtin_judges, judgement
+from .engine.judgement import judgement
 from .engine.loading import load_packs, parse_param_overrides, select_rules
 from .engine.opfilter import op_candidates
 from .engine.ranking import rank_findings
@@ -108,7 +108,7 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     params = pack_params(pack_set.params(), pack_set.rules, rules, options.params)
     thresholds = load_thresholds((*pack_set.thresholds(), *options.thresholds))
     # Which rows deviate: the judgement rules, with their params (the built-in ones where no pack judges).
-    judge = judgement(rules, params, pack_set.rules, fallback=() if options.builtin_rules else builtin_judges())
+    judge = judgement(rules, params, pack_set.rules, fallback=not options.builtin_rules)
     _check_kind(options.graph, "--graph", "a model graph (model.onnx, ge_proto_N_Build.txt or an OM model as JSON)",
                 GRAPH_KINDS)
     _check_kind(options.build_config, "--config", "a build config (JSON or YAML)", CONFIG_KINDS)

@@ -55,15 +55,15 @@ class Judgement:
 
 def judgement(rules: Iterable[Rule], params: Mapping[str, Mapping[str, Any]] | None = None,
               loaded: Iterable[Rule] = (), required: Iterable[str] = JUDGED,
-              fallback: Iterable[Rule] = ()) -> Judgement:
+              fallback: bool = False) -> Judgement:
     """The judgement of the run's (enabled) ``rules`` with its ``params``: each of the ``required`` flags
-    needs its rule. ``loaded``: every rule the packs gave, to name the rule a run disabled. ``fallback``:
-    the rules that judge a flag no loaded rule judges (the built-in ones, for a run with
-    ``--no-builtin-rules``: a team pack judges its own findings, not what a deviation is)."""
+    needs its rule. ``loaded``: every rule the packs gave, to name the rule a run disabled. ``fallback``
+    (a run without the built-in packs, ``--no-builtin-rules``): the built-in judgement rules judge each flag
+    no loaded rule judges (a team pack judges its own findings, not what a deviation is)."""
     params = params or {}
     loaded = list(loaded)
-    rules = [*rules, *(rule for rule in fallback
-                       if rule.judges is not None and not any(other.judges == rule.judges for other in loaded))]
+    rules = [*rules, *(rule for rule in (builtin_judges() if fallback else ())
+                       if not any(other.judges == rule.judges for other in loaded))]
     alternatives: dict[str, tuple[list[dict[str, Any]], ...]] = {}
     deciding: dict[str, Rule] = {}
     for rule in rules:

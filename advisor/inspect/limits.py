@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..config import load_config
-from ..engine.judgement import builtin_judges, judgement
+from ..engine.judgement import judgement
 from ..engine.loading import load_packs, parse_param_overrides
 from ..facts.thresholds import Thresholds, load_thresholds
 
@@ -27,7 +27,7 @@ def project_thresholds() -> Thresholds:
         return thresholds
     rules = load_packs(config.rules, builtin=config.builtin_rules).rules
     return judgement(rules, parse_param_overrides(config.params, rules), rules,
-                     fallback=() if config.builtin_rules else builtin_judges()).thresholds(thresholds)
+                     fallback=not config.builtin_rules).thresholds(thresholds)
 
 
 def cosine_limit(thresholds: Thresholds, dtype: str | None, *, backward: bool = False,
