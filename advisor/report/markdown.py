@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from ..text import oneline
+from .text import PROSE_CACHE
 
 # A fence that starts on a line of its own (after the label the template puts before the text).
 _FENCE = re.compile(r"(?<=\n)```[^`\n]*\n(.*?)^ {0,3}`{3,}[ \t]*$", re.S | re.M)
@@ -53,9 +55,13 @@ def md_text(value: Any, cell: bool = False) -> str:
     """Prose (evidence, advice) for Markdown. ``cell``: on one line with pipes escaped, for tables."""
     if value is None:
         return "—"
+    return _md_text(str(value), cell)
+
+
+@lru_cache(maxsize=PROSE_CACHE)
+def _md_text(text: str, cell: bool) -> str:
     if cell:
-        return _inline(oneline(value)).replace("|", "\\|")
-    text = str(value)
+        return _inline(oneline(text)).replace("|", "\\|")
     out: list[str] = []
     start = 0
     for fence in _FENCE.finditer(text):

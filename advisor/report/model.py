@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..diagnosis import Neighbourhood, Series
@@ -192,6 +193,11 @@ class SourceView:
     file: str                          # the comparison, as the report names it (relative or by name)
     header: str
     ops: tuple[SourceOpView, ...]
+
+    @cached_property
+    def indexes(self) -> frozenset[int]:
+        """The op indexes with rows shown (a finding links to its op's rows when they are here)."""
+        return frozenset(op.index for op in self.ops)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import base64
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -77,9 +78,18 @@ def join_sentences(sentences: list[str], lang: str) -> str:
 
 # --- HTML -----------------------------------------------------------------------------------------
 
+# Prose filters are memoised by text: a large comparison's findings repeat the same advice sections
+# (every finding of a kind shares its "why" and its references, often its fixes) thousands of times.
+PROSE_CACHE = 8192
+
+
 def html_text(value: Any) -> Markup:
     """Escaped text where `code` and ```fenced``` blocks become <code> and <pre>."""
-    text = str(value)
+    return _html_text(str(value))
+
+
+@lru_cache(maxsize=PROSE_CACHE)
+def _html_text(text: str) -> Markup:
     parts: list[Markup] = []
     pos = 0
     for match in FENCE.finditer(text):
@@ -101,7 +111,12 @@ NAME_BREAK = re.compile(r"(?<=[/._])(?=[^\s/._])")   # after a separator, before
 def name_breaks(value: Any) -> Markup:
     """Escaped text where a long name may break after ``/``, ``.`` and ``_`` (a ``<wbr>``), so
     ``layer1/attn/softmax`` wraps at ``/`` and never mid-word."""
-    return Markup("<wbr>").join(escape(part) for part in NAME_BREAK.split(str(value)))
+    return _name_breaks(str(value))
+
+
+@lru_cache(maxsize=PROSE_CACHE)
+def _name_breaks(text: str) -> Markup:
+    return Markup("<wbr>").join(escape(part) for part in NAME_BREAK.split(text))
 
 
 def ref_link(value: Any) -> Markup:

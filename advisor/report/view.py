@@ -98,7 +98,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None)
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
         settings=tuple(override_rows(diagnosis.overrides, labels)),
         key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), labels, columns,
-                             {op.index for op in source.ops} if source else set()),
+                             source.indexes if source else frozenset()),
         key_op_columns=tuple((c, labels.get(f"key_ops.{c}", c)) for c in columns),
         key_op_main=next((n for n, c in enumerate(columns) if c in ("out_cosine", "norm_rel_diff", "checksums_differ")),
                          0),
