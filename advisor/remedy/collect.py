@@ -9,8 +9,9 @@ finding's group of ops, since every kept op costs throughput.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..diagnosis import Finding
@@ -21,11 +22,24 @@ MAX_NAMES_IN_SUMMARY = 4
 
 @dataclass(frozen=True)
 class FindingFix:
-    """What one finding asks for."""
+    """What one finding asks for: the ops to keep (by name; see ``new_ops``) and the settings."""
 
     finding: str
-    keep: tuple[KeptOp, ...]
+    targets: tuple[str, ...]          # the ops to keep, target names
+    golden: tuple[str, ...]           # their original-model names: one per target, or all of them for every target
+    types: tuple[str, ...]            # one op type per target, or none
+    precision: str
     settings: dict[str, Any]
+
+    def new_ops(self, seen: Collection[str]) -> tuple[KeptOp, ...]:
+        """The kept ops whose target name is not in ``seen``: the FP16 overflow findings of a large
+        network each name the same few hundred ops, and only the first finding's are new."""
+        paired = len(self.golden) == len(self.targets)
+        return tuple(KeptOp(op=target,
+                            golden=(self.golden[i],) if paired else self.golden or (target,),
+                            op_type=self.types[i] if self.types else None,
+                            precision=self.precision, finding=self.finding)
+                     for i, target in enumerate(self.targets) if target not in seen)
 
 
 def contributing_findings(root: Finding | None, findings: Sequence[Finding]) -> list[Finding]:
@@ -42,17 +56,18 @@ def finding_fix(finding: Finding) -> tuple[FindingFix | None, list[str]]:
     settings: dict[str, Any] = {}
     if values.get("fix_settings"):
         settings, warnings = parse_settings(values["fix_settings"], f"finding {finding.id}")
-    keep = _kept_ops(finding, warnings)
-    if not keep and not settings:
+    targets, golden, types, precision = _kept_names(finding, warnings)
+    if not targets and not settings:
         return None, warnings
-    return FindingFix(finding.id, keep, settings), warnings
+    return FindingFix(finding.id, targets, golden, types, precision, settings), warnings
 
 
-def _kept_ops(finding: Finding, warnings: list[str]) -> tuple[KeptOp, ...]:
+def _kept_names(finding: Finding, warnings: list[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]:
+    """(targets, golden names, op types, precision) of the ops ``finding`` asks to keep."""
     values = finding.values
-    targets = names(values.get("fix_keep"))
-    golden = names(values.get("fix_keep_golden"))
-    types = names(values.get("fix_keep_types"))
+    targets = _names(values.get("fix_keep"))
+    golden = _names(values.get("fix_keep_golden"))
+    types = _names(values.get("fix_keep_types"))
     precision = str(values.get("fix_precision") or DEFAULT_PRECISION).strip().lower()
     if precision not in PRECISIONS:
         warnings.append(f"finding {finding.id}: fix_precision {values.get('fix_precision')!r} is not one of "
@@ -60,27 +75,26 @@ def _kept_ops(finding: Finding, warnings: list[str]) -> tuple[KeptOp, ...]:
         precision = DEFAULT_PRECISION
     if not targets and not golden:
         # The FP16 overflow findings' own spelling: golden names, kept in float32.
-        golden = names(values.get("keep_fp32_all") or values.get("keep_fp32"))
-        precision, types = "float32", []
+        golden = _names(values.get("keep_fp32_all") or values.get("keep_fp32"))
+        precision, types = "float32", ()
     if not targets:
         targets = golden
     if types and len(types) != len(targets):
         warnings.append(f"finding {finding.id}: fix_keep_types has {len(types)} types for {len(targets)} ops; "
                         f"types ignored")
-        types = []
-    paired = len(golden) == len(targets)
-    return tuple(KeptOp(op=target,
-                        golden=(golden[i],) if paired else tuple(golden) or (target,),
-                        op_type=types[i] if types else None,
-                        precision=precision, finding=finding.id)
-                 for i, target in enumerate(targets))
+        types = ()
+    return targets, golden, types, precision
 
 
-def names(value: Any) -> list[str]:
+def _names(value: Any) -> tuple[str, ...]:
     """A comma-joined list of names, stripped, without empties or repeats."""
-    if value is None:
-        return []
-    return list(dict.fromkeys(part.strip() for part in str(value).split(",") if part.strip()))
+    return () if value is None else _split_names(str(value))
+
+
+@lru_cache(maxsize=1024)
+def _split_names(text: str) -> tuple[str, ...]:
+    # memoised: every FP16 overflow finding of a network carries the same list of its overflows
+    return tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
 
 
 def plan_steps(fixes: Sequence[FindingFix], warnings: list[str]) -> list[RemedyStep]:
@@ -119,7 +133,7 @@ def _new_op_groups(fixes: Sequence[FindingFix]) -> list[tuple[tuple[str, ...], t
     seen: set[str] = set()
     groups = []
     for fix in fixes:
-        new = tuple(op for op in fix.keep if op.op not in seen)
+        new = fix.new_ops(seen)
         seen.update(op.op for op in new)
         if new:
             groups.append(((fix.finding,), new))
