@@ -177,7 +177,7 @@ from pathlib import Path
 from advisor.engine.packs import load_pack
 from tests.engine.reference import run_reference
 from advisor.engine.runner import run_rules
-from advisor.engine.runner import encode_json
+from advisor.engine.durable_host import encode_json
 rules = [r for r in load_pack(Path("rules/core")).rules if r.explain]
 kinds = ["fp16_overflow", "input_mismatch", "problem_node", "single_point_deviation", "rgb_bgr_swap"]
 facts = [{"fact": "finding", "id": f"f{i}", "kind": kinds[i % 5], "index": i * 7 % 40, "root_cause": i % 3 > 0,

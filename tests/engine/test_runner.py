@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from advisor.engine.durable_host import encode_facts
 from advisor.engine.packs import PackProblems, load_pack
-from advisor.engine.runner import encode_facts, run_rules
+from advisor.engine.runner import run_rules
 from advisor.errors import EngineError
 
 from .test_pack_validation import GOOD_RULE, make_pack
