@@ -201,6 +201,32 @@ def _template_line(exc: BaseException) -> str:
     return f" (line {line} of the template)" if line else ""
 
 
+def fields_read(env: SandboxedEnvironment, text: str) -> tuple[tuple[str, str], ...] | None:
+    """The ``(name, field)`` pairs of the context ``text`` reads (``op.out_cosine``, ``op['dtype']``,
+    ``params.min_confidence``), when that is all it reads of the context; None when it reads a name
+    of the context whole (``op | tojson``, ``op.get('x')``): then its result depends on more than
+    these fields. Names it sets itself (``{% set %}``, loop variables) are its own."""
+    try:
+        tree = env.parse(text)
+    except TemplateError:
+        return None
+    local = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    pairs: dict[tuple[str, str], None] = {}
+    through: set[int] = set()
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        field = node.attr if isinstance(node, nodes.Getattr) else (
+            node.arg.value if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) else None)
+        if isinstance(node.node, nodes.Name) and node.node.name not in local and field is not None \
+                and not hasattr(dict, field):             # op.items is the method, not the field
+            pairs[(node.node.name, field)] = None
+            through.add(id(node.node))
+    if any(n.ctx == "load" and n.name not in local and id(n) not in through for n in tree.find_all(nodes.Name)):
+        return None
+    if any(True for _ in tree.find_all(nodes.Call)):      # a method of a field may read more than the field
+        return None
+    return tuple(pairs)
+
+
 def render_bounded(template: Template, context: dict[str, Any]) -> str:
     """``template`` rendered with ``context``, at most MAX_OUTPUT characters and TIME_LIMIT seconds."""
     parts: list[str] = []

@@ -8,7 +8,7 @@ from jinja2 import StrictUndefined
 
 from advisor.advice import AdviceBook, _sample_context, render_advice
 from advisor.diagnosis import Finding
-from advisor.templating import BoundedEnvironment, render_bounded, render_joined
+from advisor.templating import BoundedEnvironment, fields_read, render_bounded, render_joined
 
 ENV = BoundedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 CONTEXT = {"op": "Conv_3", "op_type": "Conv2D", "index": 3, "values": {"keep_fp32": "a,b", "scale": 0.25}}
@@ -58,3 +58,25 @@ def test_every_built_in_advice_page_reads_the_same_joined_and_section_by_section
     for finding in findings:
         for lang in ("en", "zh"):
             assert render_advice(finding, lang, ("tensorrt",), book) == pages[finding.kind, lang], finding.kind
+
+
+@pytest.mark.parametrize(("text", "reads"), [
+    ("{{ op.out_cosine | num }}", (("op", "out_cosine"),)),
+    ("{% set b = params.base if op['from'] == 'graph' else 0 %}{{ b + params.weight }}",
+     (("params", "base"), ("op", "from"), ("params", "weight"))),
+    ("{% for x in [1, 2] %}{{ x * op.scale }}{% endfor %}", (("op", "scale"),)),
+    ("{{ op.out_cosine if op.out_cosine is defined else 0 }}", (("op", "out_cosine"),)),
+])
+def test_fields_read_names_every_field_a_template_reads(text, reads):
+    assert set(fields_read(ENV, text)) == set(reads)
+
+
+@pytest.mark.parametrize("text", [
+    "{{ op | tojson }}",                 # the whole fact
+    "{{ op.get('scale', 1) }}",          # a method may read any field
+    "{{ op.items | list }}",             # the method, not a field called items
+    "{{ loop_free_name }}",              # a name of the context, read whole
+    "{% if %}",                          # does not compile
+])
+def test_fields_read_gives_up_on_what_reads_more_than_fields(text):
+    assert fields_read(ENV, text) is None

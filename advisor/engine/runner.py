@@ -32,7 +32,7 @@ from ..cjk import tidy
 from ..diagnosis import Finding
 from ..errors import EngineError
 from ..facts.builder import clean_fact
-from ..templating import many_renders, render_bounded, render_joined
+from ..templating import fields_read, many_renders, render_bounded, render_joined
 from .conditions import split_joins
 from .durable_host import SynchronousHost, encode_json
 from .explain import ExplainJoin, ExplanationGroup
@@ -66,6 +66,20 @@ class EngineResult:
         return [*self.explanations, *(pair for group in self.groups for pair in group.pairs())]
 
 
+@functools.lru_cache(maxsize=1024)
+def _fields_read(text: str) -> tuple[tuple[str, str], ...] | None:
+    return fields_read(template_env, text)
+
+
+_ABSENT = object()
+
+
+def _typed(fact: Any, field: str) -> tuple[type, Any]:
+    """A field's value with its type: 1, 1.0 and True render differently but are one dict key."""
+    value = fact.get(field, _ABSENT) if isinstance(fact, dict) else _ABSENT
+    return type(value), value
+
+
 @functools.lru_cache(maxsize=4096)
 def _template(text: str) -> Template:
     """An evidence template, compiled once per text (once per rule), not once per finding."""
@@ -87,6 +101,7 @@ class Collector:
         # copies, which went through JSON (infinities clamped, see encode_facts).
         self.originals: dict[str, dict[str, Any]] = {}
         self.subjects: dict[str, dict[str, Any]] = {}     # finding id -> the fact it is about
+        self.confidences: dict[tuple, str] = {}           # (template, fields it reads) -> rendered
 
     def original(self, fact: Any) -> dict[str, Any]:
         return self.originals.get(fact["id"]) or dict(fact)
@@ -146,7 +161,7 @@ class Collector:
         if isinstance(confidence, str) and "{{" in confidence:
             # A confidence template (rule parameters in ``params``); rendering nothing means the rule's
             # own threshold (e.g. problem-node's min_confidence) is not met: no finding.
-            text = render_bounded(_template(confidence), context).strip()
+            text = self._confidence(confidence, context)
             if not text:
                 return False
             confidence = float(text)
@@ -162,6 +177,21 @@ class Collector:
         self.findings[finding_id] = finding
         self.subjects[finding_id] = subject
         self.new.append(finding)
+
+    def _confidence(self, text: str, context: dict[str, Any]) -> str:
+        """A confidence template rendered, once per distinct value of the fields it reads: a rule's
+        findings mostly share them (which way inputs_agree was read, no cosine in a statistics dump)."""
+        reads = _fields_read(text)
+        key = None if reads is None else (text, *(_typed(context.get(name), field) for name, field in reads))
+        try:
+            known = self.confidences.get(key) if key is not None else None
+        except TypeError:       # a value that cannot be a key (a list)
+            key = known = None
+        if known is None:
+            known = render_bounded(_template(text), context).strip()
+            if key is not None:
+                self.confidences[key] = known
+        return known
 
     @staticmethod
     def _field(reference: str, matched: dict[str, dict[str, Any]], default: Any = None) -> Any:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine.durable_host import encode_facts
+from advisor.engine.durable_host import SynchronousHost, encode_facts
 from advisor.engine.packs import PackProblems, load_pack
 from advisor.engine.runner import run_rules
 from advisor.errors import EngineError
@@ -124,3 +124,26 @@ def test_ordering_joins_are_checked_as_guards():
     assert any(a.guards for a in alternatives)
     text = str([a.all for a in alternatives])
     assert "$gt" not in text and "$neq" not in text     # durable_rules never sees an ordering join
+
+
+def test_a_confidence_template_is_rendered_for_each_value_of_the_fields_it_reads(tmp_path):
+    """Confidences are rendered once per distinct value of what the template reads: ops with other
+    values (1 and 1.0 and true are three) never share a confidence, ops with the same ones do."""
+    confidence = ('"{{ 0.5 if m.out_cosine is sameas true else (0.2 if m.out_cosine is float else 0.1) '
+                  '+ m.out_cosine / 100 }}"')
+    rule_text = GOOD_RULE.replace("confidence: 0.4", f"confidence: {confidence}")
+    rule = load_pack(make_pack(tmp_path, rule_text)).rules[0]
+    weights = [True, 1, 1.0, 3, 3, 7.5]
+    facts = [{**POW, "id": f"op:{n}", "index": n, "op": f"Pow_{n}", "out_cosine": w} for n, w in enumerate(weights, 1)]
+    found = {f.op: f.confidence for f in run_rules([rule], facts).findings}
+    assert found == {"Pow_1": 0.5, "Pow_2": 0.11, "Pow_3": 0.21, "Pow_4": 0.13, "Pow_5": 0.13, "Pow_6": 0.275}
+
+
+def test_an_exception_an_action_lets_escape_ends_the_assertion_with_it():
+    """The stock durable_rules loop stores it on the state where nobody reads it."""
+    def broken(match):
+        raise RuntimeError(f"broken on {match._m['m']['id']}")
+
+    host = SynchronousHost({"broken_run": {"r": {"all": [{"m": {"fact": "op"}}], "run": broken}}})
+    with pytest.raises(RuntimeError, match="broken on op:1"):
+        host.assert_facts("broken_run", [POW])
