@@ -47,6 +47,8 @@ def _code_span(span: str) -> str:
 
 
 def _inline(text: str) -> str:
+    if "`" not in text:         # no code span: most evidence and table cells
+        return _TEXT_SPECIAL.sub(r"\\\g<0>", text)
     return "".join(_code_span(piece) if is_code else _TEXT_SPECIAL.sub(r"\\\g<0>", piece)
                    for is_code, piece in _spans(text))
 

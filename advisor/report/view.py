@@ -175,10 +175,13 @@ def _location(op: str | None, index: int | None, labels: Mapping[str, str]) -> s
     return ""
 
 
+_BACKEND_KEYS = {lang: {names[lang]: key for key, names in BACKENDS.items()} for lang in LANGUAGES}   # label -> key
+
+
 def _finding_view(finding: Finding, lang: str, labels: Mapping[str, str], is_root: bool,
                   prefer: Sequence[str] = (), book: AdviceBook | None = None) -> FindingView:
     advice = render_advice(finding, lang, prefer, book)
-    backend_keys = {names[lang]: key for key, names in BACKENDS.items()}
+    backend_keys = _BACKEND_KEYS[lang]
     return FindingView(
         id=finding.id,
         rule=finding.rule,
