@@ -64,6 +64,8 @@ def md_text(value: Any, cell: bool = False) -> str:
 def _md_text(text: str, cell: bool) -> str:
     if cell:
         return _inline(oneline(text)).replace("|", "\\|")
+    if "```" not in text:       # no fence (most texts)
+        return _inline(text)
     out: list[str] = []
     start = 0
     for fence in _FENCE.finditer(text):

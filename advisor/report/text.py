@@ -90,6 +90,8 @@ def html_text(value: Any) -> Markup:
 
 @lru_cache(maxsize=PROSE_CACHE)
 def _html_text(text: str) -> Markup:
+    if "```" not in text:                 # no fence (most texts): the inline markup alone
+        return _html_inline(text)
     parts: list[Markup] = []
     pos = 0
     for match in FENCE.finditer(text):
@@ -100,9 +102,12 @@ def _html_text(text: str) -> Markup:
     return Markup("").join(parts)
 
 
+_CODE_SPAN = re.compile(r"(?<![`\\])`([^`\n]+)`(?!`)")
+
+
 def _html_inline(text: str) -> Markup:
     escaped = str(escape(text))           # backticks survive escaping; what they hold is escaped
-    return Markup(re.sub(r"(?<![`\\])`([^`\n]+)`(?!`)", r"<code>\1</code>", escaped))
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", escaped) if "`" in escaped else escaped)
 
 
 NAME_BREAK = re.compile(r"(?<=[/._])(?=[^\s/._])")   # after a separator, before what follows it
