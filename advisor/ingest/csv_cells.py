@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
-from advisor.ingest.arrow_text import has_edge_space, newlines_per_cell
+from advisor.ingest.arrow_text import has_edge_space, newlines_per_cell, number_shaped
 from advisor.memory import give_back_free_heap, scratch_pool
 
 # Cells that mean "no value" in some tool's output. msprobe writes N/A (no bench data, bench value 0),
@@ -333,11 +333,14 @@ def numbers_and_words(cells: pd.Series, *, percent: bool = False,
     values[unsure] = np.where(share, found / 100.0, found)[codes]
     if not bad.any():
         return values, None
-    words = pd.Series(pd.NA, index=cells.index, dtype="string")
+    import pyarrow as pa
+
     wrong = bad[codes]
-    words.iloc[unsure[wrong]] = text_column(pd.Series(distinct[bad]), ()).to_numpy()[
-        np.searchsorted(np.flatnonzero(bad), codes[wrong])]
-    return values, words
+    word_of_row = np.full(len(cells), -1, dtype=np.int64)   # per row its word among the distinct ones
+    word_of_row[unsure[wrong]] = np.searchsorted(np.flatnonzero(bad), codes[wrong])
+    distinct_words = pa.array(text_column(pd.Series(distinct[bad]), ()).to_numpy(), pa.large_string())
+    spread = distinct_words.take(pa.array(word_of_row, mask=word_of_row < 0))   # no Python string per row
+    return values, pd.Series(pd.arrays.ArrowStringArray(spread), index=cells.index, dtype="string", copy=False)
 
 
 # A decimal number as a tool prints it: what Arrow's cast and pandas' to_numeric read alike (to the
@@ -354,8 +357,18 @@ def _plain_numbers(cells: pd.Series) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    plain = pc.match_substring_regex(arrow, PLAIN_NUMBER)
-    numbers = pc.cast(pc.if_else(plain, arrow, None), pa.float64())
+    # The cells written with a number's bytes, the same text with that as its validity, cast at once;
+    # a cell among them that is no number (``1-2``) fails the cast, and RE2 then picks the plain ones.
+    shaped = number_shaped(arrow)
+    if arrow.offset == 0:
+        validity = pa.py_buffer(np.packbits(shaped, bitorder="little"))
+        candidates = pa.Array.from_buffers(arrow.type, len(arrow), [validity, *arrow.buffers()[1:]])
+    else:
+        candidates = pc.if_else(pa.array(shaped), arrow, None)
+    try:
+        numbers = pc.cast(candidates, pa.float64())
+    except pa.ArrowInvalid:
+        numbers = pc.cast(pc.if_else(pc.match_substring_regex(arrow, PLAIN_NUMBER), arrow, None), pa.float64())
     return np.array(numbers.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 

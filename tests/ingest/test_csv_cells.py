@@ -44,6 +44,26 @@ def test_words_percentages_and_na_read_alike_in_either_storage(storage):
     assert words.dropna().tolist() == ["True", "mean"]
 
 
+# Cells written only with a number's bytes that are no plain number, each beside plain ones: the
+# column is read from the bytes first, and such a cell must send it to the regular expression.
+NUMBER_BYTES_NOT_A_NUMBER = ["1-2", "+", "-", ".", "e", "E5", "1e", "1e+", "--1", "+-1", "1..2", "1e5.5", ".e1",
+                             "1.5e", "1.2.3", "e-", "++1"]
+
+
+@pytest.mark.parametrize("odd", NUMBER_BYTES_NOT_A_NUMBER)
+def test_number_shaped_cells_that_are_no_number_read_as_before(odd):
+    texts = ["1.5", odd, "-.5e3", "+7", None, "12%", "-inf"]
+    arrow = pd.Series(texts, dtype="string[pyarrow]")
+    values, words = numbers_and_words(arrow, percent=True)
+    python, python_words = numbers_and_words(arrow.astype("string[python]"), percent=True)
+    assert np.array_equal(values, python, equal_nan=True)
+    assert values[0] == 1.5 and values[2] == -500.0 and values[3] == 7.0 and values[5] == 0.12
+    if odd == "-":   # a spreadsheet's no value
+        assert words is None and python_words is None
+    else:
+        assert words.tolist() == python_words.tolist() and words.iat[1] == odd
+
+
 def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
     path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
