@@ -77,6 +77,25 @@ def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
     assert lowered.isna().equals(frame["NPU max"].isna())
 
 
+def test_the_cells_read_hold_nothing_in_the_scratch_pool():
+    """The blocks are parsed in a pool that keeps what it frees; what the read keeps must live outside
+    it, or the pool's heap holds every freed block around it for the rest of the run."""
+    import pyarrow as pa
+
+    from advisor.memory import scratch_pool
+
+    path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
+    default = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())   # as advisor's command line sets it
+    try:
+        before = scratch_pool().bytes_allocated()
+        cells, _ = read_text_cells(path, "utf-8")
+        assert cells["NPU Name"].dtype.storage == "pyarrow" and len(cells) > 10
+        assert scratch_pool().bytes_allocated() == before
+    finally:
+        pa.set_memory_pool(default)
+
+
 # msprobe's stack texts, which the reader never uses; the sample's first stack spans two lines.
 UNUSED = frozenset({"NPU_Stack_Info", "Requires_grad Consistent"})
 
