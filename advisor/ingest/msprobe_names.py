@@ -21,6 +21,8 @@ Speed: a column is dictionary-encoded and each distinct name parsed once, by Arr
 expressions (RE2, in C++): an LLM's comparison holds a million distinct names, and a Python match
 per name cost 6 s of a 1M-row run. The patterns are ASCII and free of look-around, so Python's re
 (``parse_call``, one name at a time) and RE2 read every name alike (tests/ingest/test_msprobe_names.py).
+The usual tensor name is split at its last dots by Arrow instead of captured by RE2 (``_current_tensor``
+says when that gives the pattern's own groups; the same test holds it to Python's re).
 """
 
 from __future__ import annotations
@@ -228,7 +230,8 @@ def _current_tensor(names: pa.Array) -> tuple[np.ndarray, list[Groups]]:
     split = pc.split_pattern(names, ".", max_splits=2, reverse=True)
     count = np.array(pc.fill_null(pc.list_value_length(split), 0).to_numpy(zero_copy_only=False))
     count[pc.fill_null(pc.match_substring(names, "\n"), False).to_numpy(zero_copy_only=False)] = 0
-    first = split.offsets.to_numpy()[:-1]
+    offsets = split.offsets.to_numpy()
+    first = offsets[:-1] - offsets[0]   # where each row's pieces start among the flattened ones
     pieces = split.flatten()
 
     def piece(k: int, rows: np.ndarray) -> pa.Array:   # piece k of the rows marked, null elsewhere
@@ -240,7 +243,7 @@ def _current_tensor(names: pa.Array) -> tuple[np.ndarray, list[Groups]]:
         return pc.fill_null(test, False).to_numpy(zero_copy_only=False)
 
     two, three = count == 2, count == 3
-    last = piece(1, two) if not three.any() else pc.coalesce(piece(2, three), piece(1, two))
+    last = pc.coalesce(piece(2, three), piece(1, two))
     # <call>.<io>: all but the last piece is the call
     head = pc.coalesce(pc.binary_join_element_wise(piece(0, three), piece(1, three), DOT), piece(0, two))
     bare = (two | three) & holds(last) & holds(head, CURRENT_CALL)
