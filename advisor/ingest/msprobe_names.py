@@ -191,10 +191,22 @@ def _call_parts(calls: pa.Array) -> Groups:
     return {name: values.take(encoded.indices) for name, values in parts.items()}
 
 
+# Names split at a time: the split's pieces of a million names held at once cost ~85 MiB more peak
+# on a 1M-row MD5 comparison (past twice its 368 MiB file), at the same speed.
+NAMES_PER_SPLIT = 1 << 17
+
+
 def _tensor_parts(names: pa.Array) -> Groups:
     """``call, io, arg, slot, direction, op_type`` of each tensor name (null when it fits no shape);
     direction and op_type only for a parameters_grad tensor, whose call is its module."""
     names = names.cast(pa.large_string())
+    if len(names) <= NAMES_PER_SPLIT:
+        return _tensor_parts_of(names)
+    parts = [_tensor_parts_of(names.slice(at, NAMES_PER_SPLIT)) for at in range(0, len(names), NAMES_PER_SPLIT)]
+    return {key: pa.concat_arrays([part[key] for part in parts]) for key in parts[0]}
+
+
+def _tensor_parts_of(names: pa.Array) -> Groups:
     taken, found = _current_tensor(names)
     for pattern in TENSOR_PATTERNS[1:]:  # the first pattern that matches decides
         hit, groups = _matches(names, pattern, where=~taken)
