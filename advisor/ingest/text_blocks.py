@@ -1,6 +1,6 @@
 """The Arrow read of a text CSV, every cell as a string, block by block (advisor/ingest/csv_cells.py
 reads msprobe and generic comparison files through it): Arrow parses each block without the GIL
-while a second thread counts its newlines and filled cells and copies out the columns kept."""
+while a second thread counts the newlines and filled cells of the one before."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from advisor.memory import give_back_free_heap, scratch_pool
 # out (advisor/memory.py): on the 1M-row summary CSV, 2 MiB blocks read in 7.1 CPU s at a peak of
 # 1,182 MiB, 16 MiB blocks in 7.7 s at 1,308 MiB (parsed in the default pool: 9.0 s, 1,136 MiB).
 BLOCK_BYTES = 2 << 20
-# Blocks parsed but not yet counted and copied out: the parse waits for the copies beyond this.
+# Blocks parsed but not yet counted: the parse waits for the counts beyond this.
 MAX_PENDING_BLOCKS = 4
 
 
@@ -43,14 +43,14 @@ def arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
     newlines, filled = [], []
     scratch, keep = scratch_pool(), pa.default_memory_pool()
 
-    def take(block: tuple[np.ndarray, np.ndarray, list[Any]]) -> None:
-        newlines.append(block[0])
-        filled.append(block[1])
-        for name, column in zip(kept, block[2], strict=True):
-            chunks[name].append(column)
+    def take(counts: tuple[np.ndarray, np.ndarray]) -> None:
+        newlines.append(counts[0])
+        filled.append(counts[1])
 
-    # Arrow parses the next block (without the GIL) while a second thread counts and copies this one's.
-    pending: deque[Future[tuple[np.ndarray, np.ndarray, list[Any]]]] = deque()
+    # A second thread counts a block's newlines and filled cells while Arrow parses the next one (without
+    # the GIL). The columns kept are copied out here: copies made on the second thread land in another
+    # glibc arena and left ~90 MiB more resident after the read of a 1M-row summary CSV.
+    pending: deque[Future[tuple[np.ndarray, np.ndarray]]] = deque()
     try:
         reader = pcsv.open_csv(
             path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_BYTES),
@@ -61,7 +61,9 @@ def arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
             memory_pool=scratch)
         with ThreadPoolExecutor(max_workers=1) as worker:
             for batch in reader:
-                pending.append(worker.submit(_block_cells, batch, kept, keep))
+                pending.append(worker.submit(_block_counts, batch))
+                for name in kept:
+                    chunks[name].append(pa.concat_arrays([batch.column(name)], memory_pool=keep))
                 del batch
                 if len(pending) > MAX_PENDING_BLOCKS:
                     take(pending.popleft().result())
@@ -84,14 +86,11 @@ def arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
         np.concatenate(filled) if filled else empty.astype(bool)
 
 
-def _block_cells(batch: Any, kept: list[str], keep: Any) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-    """Of one block of cells: per row the newlines in its cells and whether any cell is filled, and
-    the ``kept`` columns copied into the pool ``keep`` (out of the scratch pool the block was parsed in)."""
-    import pyarrow as pa
-
+def _block_counts(batch: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Of one block of cells: per row the newlines in its cells and whether any cell is filled."""
     count = np.zeros(batch.num_rows, dtype=np.int64)
     any_cell = np.zeros(batch.num_rows, dtype=bool)
     for column in batch.columns:
         any_cell |= column.is_valid().to_numpy(zero_copy_only=False)
         count += newlines_per_cell(column)
-    return count, any_cell, [pa.concat_arrays([batch.column(name)], memory_pool=keep) for name in kept]
+    return count, any_cell
