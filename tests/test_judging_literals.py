@@ -64,7 +64,7 @@ ALLOWED: dict[tuple[str, float], str] = {
     ("advisor/batch/sparkline.py", 0.001): "sparkline: smallest cosine span drawn",
     ("advisor/batch/sparkline.py", 0.6): "sparkline bar width",
     ("advisor/batch/sparkline.py", 8.0): "sparkline bar width",
-    ("advisor/engine/runner.py", 0.0001): "where Python's json switches to exponent notation (durable_rules trap)",
+    ("advisor/engine/durable_host.py", 0.0001): "where json switches to exponent notation (durable_rules trap)",
     ("advisor/ingest/msaccucmp_columns.py", 1.25): "array growth factor when reading",
     ("advisor/progress.py", 0.1): "progress bar refresh interval (s)",
     ("advisor/text.py", 0.6): "difflib similarity for 'did you mean' hints",
