@@ -47,7 +47,7 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                outlier_block: int | None = None, text_bytes: int | None = None,
                super_weights: dict | None = None, outlier_weights: dict | None = None,
                output_logits: float | None = None, attention_logits: dict | None = None,
-               outlier_token: int | None = None, size: dict | None = None) -> NetworkCase:
+               outlier_token: int | None = None, size: dict | None = None, batch: int | None = None) -> NetworkCase:
     """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
 
     ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
@@ -58,7 +58,9 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     output logit after :func:`networks.grow_output_logits`. ``attention_logits``: arguments of
     :func:`networks.grow_attention_logits` (block, peak). ``outlier_token``: the massive activations
     (``outlier_scale``) sit on this byte's embedding only (:func:`networks.plant_token_outliers`).
-    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2).
+    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2). ``batch`` (R-Net,
+    O-Net): a batch of that many candidate windows, the face box and boxes a few pixels around it (what P-Net
+    hands the next stage), instead of the face box alone.
     """
     if network == "mtcnn_pnet":
         offset = tuple(abs(s) for s in _jitter(seed, 8))
@@ -68,11 +70,14 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     if network in ("mtcnn_rnet", "mtcnn_onet"):
         size = 24 if network == "mtcnn_rnet" else 48
         shift = _jitter(seed, 3)
-        raw = inputs.face_crop(size, shift=shift)
+        shifts = [shift] + [_jitter(seed * 100 + i, 8) for i in range(1, batch or 1)]
+        raw = torch.cat([inputs.face_crop(size, shift=s) for s in shifts])
         net = networks.mtcnn(network.split("_")[1])
+        net.batch = len(shifts)
+        windows = f"a batch of {len(shifts)} candidate windows around " if batch else ""
         return NetworkCase(network, seed, net, {"images": inputs.mtcnn_normalise(raw)}, raw,
-                           {"size": size, "shift": shift},
-                           f"MTCNN {network[-4:].upper()} on the astronaut's face cropped to {size}x{size}")
+                           {"size": size, "shift": shift, **({"shifts": shifts} if batch else {})},
+                           f"MTCNN {network[-4:].upper()} on {windows}the astronaut's face cropped to {size}x{size}")
     if network == "crepe_tiny":
         start = 32000 + 160 * (seed % 50)
         return NetworkCase(network, seed, networks.crepe_tiny(), {"frames": inputs.crepe_frames(8, start)},

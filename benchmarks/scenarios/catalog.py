@@ -14,6 +14,7 @@ import torch
 
 from benchmarks.scenarios import faults, graph, inputs
 from benchmarks.scenarios.cases import NetworkCase
+from benchmarks.scenarios.rule_case_faults import batch_flipped, train_transform_left_on
 
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
@@ -499,6 +500,11 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
     # the size, and the output still breaks (at 96 bytes it no longer does).
     ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8_112", 0,
                  symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 112}),
+    # R-Net on a batch of 8 candidate windows: the training transform left on in the target's data loader, and
+    # its near miss, every window mirrored alike.
+    ScenarioSpec("random_preprocessing", "mtcnn_rnet", "train_transform_b8", 0, train_transform_left_on(7),
+                 case_args={"batch": 8}),
+    ScenarioSpec("input_mismatch", "mtcnn_rnet", "mirrored_batch_b8", 0, batch_flipped, case_args={"batch": 8}),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

@@ -29,9 +29,6 @@ _ALTERNATIVE = ("needs an int8 root cause whose own fix leaves the emulated outp
                 "restores it (--verify); in every generated int8 run the rules name the fix that restores it")
 WITHOUT_INPUT_CASES: dict[str, str] = {
     "hw-accumulation-overflow": _RECORDS, "hw-conversion-overflow": _RECORDS, "hw-float-overflow": _RECORDS,
-    "random-preprocessing": ("needs the dumps of a batched input whose samples a random augmentation transformed "
-                             "differently (some untouched, others flipped or shifted); no generator makes one (the "
-                             "msprobe flip_augmentation pair flips every sample, with no input dumps)"),
     "quant-backend-issue": _QUANT + "the simulation of the build's int8 reproduces every quantised layer they make",
     "quant-sensitive-op": _QUANT + ("they quantise no int8-sensitive op, and one that does (the byte transformer's "
                                     "attention Softmax, its input int8 with min/max calibration) stays within the "

@@ -191,3 +191,40 @@ def test_onnx_export_reproduces_the_golden_outputs(tmp_path):
     for info, value in zip(session.get_outputs(), outputs, strict=True):
         (reference,) = golden.glob(f"{info.name}.0.*.npy")
         np.testing.assert_allclose(value, np.load(reference), atol=1e-5)
+
+
+@needs_mtcnn
+def test_a_training_transform_left_on_treats_each_window_of_the_batch_its_own_way():
+    """The random_preprocessing rule-case fault: each target window is its golden window through the one
+    augmentation drawn for it (untouched, mirrored, moved with a black border, brightened), the draws differ
+    from window to window, and a batched R-Net fed the golden windows computes what R-Net does on each alone."""
+    from benchmarks.scenarios import inputs
+    from benchmarks.scenarios.cases import build_case
+    from benchmarks.scenarios.rule_case_faults import PADDING, augment
+
+    (spec,) = [s for s in catalog.RULE_CASES if s.family == "random_preprocessing"]
+    case = build_case(spec.network, spec.seed, **spec.case_args)
+    golden = case.feeds["images"]
+    target = spec.make_fault(case).target_feeds(case.feeds)["images"]
+    generator = torch.Generator().manual_seed(7)
+    names = [augment(window, generator)[1] for window in case.raw]
+    assert len(set(n.split("(")[0] for n in names)) >= 3 and "identity" in names
+    for name, g, t in zip(names, golden, target, strict=True):
+        raw_g, raw_t = g / 0.0078125 + 127.5, t / 0.0078125 + 127.5
+        if name == "identity":
+            assert torch.equal(t, g)
+        elif name == "hflip":
+            assert torch.equal(t, g.flip(-1))
+        elif name.startswith("translate"):
+            dy, dx = (int(v) for v in name[len("translate("):-1].split(","))
+            moved = torch.roll(raw_g, (dy, dx), dims=(-2, -1))
+            inner = (slice(None), slice(PADDING, -PADDING), slice(PADDING, -PADDING))
+            assert torch.allclose(raw_t[inner], moved[inner], atol=1e-3)
+            assert raw_t.amin() == 0.0                                  # the black border
+        else:
+            factor = float(name[len("brightness("):-1])
+            assert torch.allclose(raw_t, (raw_g * factor).clamp(0, 255), atol=0.01 * 255)
+    batched = case.module(golden)[0]
+    case.module.batch = 1
+    alone = torch.cat([case.module(inputs.mtcnn_normalise(window[None]))[0] for window in case.raw])
+    assert torch.allclose(batched, alone, atol=1e-5)
