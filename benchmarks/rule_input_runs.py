@@ -26,7 +26,7 @@ from pathlib import Path
 
 from advisor.engine.runner import EngineResult
 from advisor.pipeline import AnalysisOptions, analyse
-from benchmarks.rule_cases import REPO, _ranges, fewest, minimise
+from benchmarks.rule_cases import REPO, _ranges, fewest, minimise, row_groups
 
 DATA = REPO / "tests" / "data"
 CORE = REPO / "rules" / "core"
@@ -45,6 +45,8 @@ class Run:
     verify: bool = False      # analysed with --verify (replay, emulation, remedy steps on the CPU)
     keep: tuple[str, ...] = ()  # dump files kept whatever the outcome (globs under the folder): a silent case's
                                 # evidence is measured on them, not missing
+    rows_of: str | None = None  # keep the rows of the ops this other case keeps (a near miss of the same network
+                                # shows the ops the firing case names), not the fewest
 
 
 RUNS = (
@@ -113,6 +115,12 @@ RUNS = (
     Run("mirrored_batch", "preprocessing", "input_mismatch__mtcnn_rnet__mirrored_batch_b8__s0",
         "result_20240506223226.csv", "build.json", ("golden", "target"), generated=True,
         keep=("golden/images.*", "target/Data.images.*")),
+    # The transformer after attention logit growth: both attention Softmax ops on int8 logits, and the same
+    # network in FP16 (judged from the comparison and the build config: no model, no dump needed).
+    Run("int8_softmax", "quantization", "quant_sensitive_op__byte_transformer__int8_softmax_logits_3000__s0",
+        "result_20240506231711.csv", "build.json", generated=True),
+    Run("clean_grown_logits", "quantization", "clean_fp16__byte_transformer__logits_3000__s0",
+        "result_20240506082624.csv", "build.json", generated=True, rows_of="int8_softmax"),
 )
 
 
@@ -173,8 +181,8 @@ def cut(run: Run, work: Path) -> None:
         if run.config and (source / Path(run.config).parent / extra).is_file():
             shutil.copy(source / Path(run.config).parent / extra, target / Path(run.config).parent / extra)
     _drop_unneeded_dumps(run, target, source / run.comparison, wanted)
-    kept = minimise(source / run.comparison, lambda p: outcome(options(target, run, p)) == wanted,
-                    target / ".scratch.csv")
+    kept = same_ops(source / run.comparison, run.rows_of) if run.rows_of else \
+        minimise(source / run.comparison, lambda p: outcome(options(target, run, p)) == wanted, target / ".scratch.csv")
     (target / ".scratch.csv").unlink(missing_ok=True)
     header = (source / run.comparison).read_bytes().splitlines(keepends=True)[0]
     (target / run.comparison).parent.mkdir(parents=True, exist_ok=True)
@@ -185,6 +193,14 @@ def cut(run: Run, work: Path) -> None:
     target.rename(final)
     _record(run, [1] + [n for n, _ in kept], _dump_counts(run, source, final))
     print(f"{run.domain}/{run.name}: {len(kept)} of the comparison's rows kept; " + ", ".join(sorted(wanted)))
+
+
+def same_ops(comparison: Path, other: str) -> list[tuple[int, bytes]]:
+    """The rows of ``comparison`` for the ops (by op index) whose rows the case folder ``other`` keeps."""
+    (case,) = {run for run in RUNS if run.name == other}
+    kept = {group[0][1].split(b",", 1)[0] for group in row_groups(CORE / case.domain / "cases" / other
+                                                                   / case.comparison)[1]}
+    return [row for group in row_groups(comparison)[1] if group[0][1].split(b",", 1)[0] in kept for row in group]
 
 
 def _drop_unneeded_dumps(run: Run, target: Path, comparison: Path, wanted: dict | None) -> None:
@@ -223,6 +239,7 @@ def _record(run: Run, lines: list[int], dumps: str) -> None:
              + (f"; {copied} copied" if copied else "")
              + (f"; dump files kept: {dumps}" if run.generated and run.dumps else "")
              + (f"; kept whatever the outcome: {', '.join(f'`{k}`' for k in run.keep)}" if run.keep else "")
+             + (f"; the rows of the ops `{run.rows_of}/` keeps" if run.rows_of else "")
              + ("; analysed with --verify" if run.verify else "")
              + "\n")
     text = re.sub(rf"^- `{re.escape(run.name)}/`:.*\n", "", text, flags=re.M)

@@ -14,7 +14,7 @@ import torch
 
 from benchmarks.scenarios import faults, graph, inputs
 from benchmarks.scenarios.cases import NetworkCase
-from benchmarks.scenarios.rule_case_faults import batch_flipped, train_transform_left_on
+from benchmarks.scenarios.rule_case_faults import batch_flipped, int8_attention_softmax, train_transform_left_on
 
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
@@ -491,6 +491,7 @@ CORPUS: tuple[ScenarioSpec, ...] = (
 
 #: Scenarios made for the rules' input cases (rules/core/*/cases, benchmarks.rule_input_runs), not part of the
 #: corpus the diagnosis benchmark scores: without the dumps the advisor cannot tell their fault from another.
+_GROWN_LOGITS = [{"block": 0, "peak": 3000.0}, {"block": 1, "peak": 3000.0}]
 RULE_CASES: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "normalised_into_bn_inserted", 0,
                  normalised_into_normalising_model),
@@ -505,6 +506,12 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("random_preprocessing", "mtcnn_rnet", "train_transform_b8", 0, train_transform_left_on(7),
                  case_args={"batch": 8}),
     ScenarioSpec("input_mismatch", "mtcnn_rnet", "mirrored_batch_b8", 0, batch_flipped, case_args={"batch": 8}),
+    # The transformer after attention logit growth in both blocks (largest q . k 3000): an int8 layer list that
+    # names both attention Softmax ops, and its near miss, the same network in FP16 (the Softmax kept in float).
+    ScenarioSpec("quant_sensitive_op", "byte_transformer", "int8_softmax_logits_3000", 0,
+                 int8_attention_softmax((0, 1)), case_args={"attention_logits": _GROWN_LOGITS}),
+    ScenarioSpec("clean_fp16", "byte_transformer", "logits_3000", 0, no_fault,
+                 case_args={"attention_logits": _GROWN_LOGITS}),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

@@ -60,3 +60,22 @@ def batch_flipped(case: NetworkCase) -> faults.Fault:
     return faults.InputFault(
         kind="input_mismatch", input_name="images", make_input=lambda x: x.flip(-1),
         description=f"the target's pre-processing mirrors every one of the {len(case.raw)} candidate windows")
+
+
+def int8_attention_softmax(blocks: tuple[int, ...]) -> Callable[[NetworkCase], faults.Fault]:
+    """A hand-written int8 layer list that names the attention Softmax of ``blocks``: its input (the scaled
+    attention logits) is quantised to symmetric int8 with min/max calibration before the exponentials."""
+    def make(case: NetworkCase) -> faults.Fault:
+        from benchmarks.scenarios.catalog import _attention_ops
+
+        softmaxes = tuple(_attention_ops(case, block)[1] for block in blocks)
+        return faults.SensitiveQuantFault(
+            kind="quant_sensitive_op", golden_ops=softmaxes, slot=0, symmetric=True, calibration="minmax",
+            description=(f"the build's hand-written int8 layer list names the attention {', '.join(softmaxes)}: "
+                         "their input, the scaled attention logits, is quantised to symmetric int8 with min/max "
+                         "calibration. The logits span a wide range (attention logit growth), so one int8 step is "
+                         "a large change of a logit and of its exponential; toolchains keep Softmax in float"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
+                "quantized_layers": list(softmaxes), "calibration": {"algorithm": "minmax"}})
+    return make

@@ -30,9 +30,6 @@ _ALTERNATIVE = ("needs an int8 root cause whose own fix leaves the emulated outp
 WITHOUT_INPUT_CASES: dict[str, str] = {
     "hw-accumulation-overflow": _RECORDS, "hw-conversion-overflow": _RECORDS, "hw-float-overflow": _RECORDS,
     "quant-backend-issue": _QUANT + "the simulation of the build's int8 reproduces every quantised layer they make",
-    "quant-sensitive-op": _QUANT + ("they quantise no int8-sensitive op, and one that does (the byte transformer's "
-                                    "attention Softmax, its input int8 with min/max calibration) stays within the "
-                                    "thresholds (output cosine 0.99997)"),
     "replay-pairing": ("needs a comparison that pairs tensors which do not belong together; the scenario generators "
                        "pair every tensor right"),
     **dict.fromkeys(("verified-alternative-explains-finding", "verified-asymmetric", "verified-calibration",
