@@ -14,7 +14,12 @@ import torch
 
 from benchmarks.scenarios import faults, graph, inputs
 from benchmarks.scenarios.cases import NetworkCase
-from benchmarks.scenarios.rule_case_faults import batch_flipped, int8_attention_softmax, train_transform_left_on
+from benchmarks.scenarios.rule_case_faults import (
+    batch_flipped,
+    int8_attention_softmax,
+    int8_down_projection,
+    train_transform_left_on,
+)
 
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
@@ -512,6 +517,10 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
                  int8_attention_softmax((0, 1)), case_args={"attention_logits": _GROWN_LOGITS}),
     ScenarioSpec("clean_fp16", "byte_transformer", "logits_3000", 0, no_fault,
                  case_args={"attention_logits": _GROWN_LOGITS}),
+    # Block 1's MLP down-projection in int8 as configured (per-channel weights, min/max activations): its kernel
+    # rescales every channel with channel 0's scale (a backend bug), and the same build with the kernel right.
+    ScenarioSpec("quant_backend_issue", "byte_transformer", "one_scale_kernel_b1", 0, int8_down_projection(1, True)),
+    ScenarioSpec("clean_int8", "byte_transformer", "per_channel_b1", 0, int8_down_projection(1, False)),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

@@ -6,11 +6,14 @@ Each is built by how a deployment goes wrong, never by what the advisor should s
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 
 from benchmarks.scenarios import faults, inputs
 from benchmarks.scenarios.cases import NetworkCase
+from benchmarks.scenarios.emulation import OpContext, TargetPlan, TargetRun
 
 #: The training transform's choices, one drawn per sample (torchvision's RandomChoice; TrivialAugmentWide
 #: also applies exactly one operation per image, identity among them).
@@ -78,4 +81,63 @@ def int8_attention_softmax(blocks: tuple[int, ...]) -> Callable[[NetworkCase], f
             build_knobs={"tool": "magicmind", "precision_config": {
                 "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
                 "quantized_layers": list(softmaxes), "calibration": {"algorithm": "minmax"}})
+    return make
+
+
+@dataclass
+class Int8KernelFault(faults.InputQuantFault):
+    """One layer computed by an int8 kernel as its build config says, in integer arithmetic: per-channel symmetric
+    int8 weights, symmetric int8 activations at their calibrated range, int32 dot products, then each output
+    channel rescaled by its activation and weight scales. ``one_scale``: a backend bug, the kernel rescales every
+    output channel with channel 0's weight scale (it handles one scale per tensor and reads the first of the
+    per-channel list). The framework's int8 simulation of the same settings has no such bug."""
+
+    weight: torch.Tensor | None = None
+    one_scale: bool = True
+
+    fix_settings: ClassVar[dict[str, Any]] = {}
+
+    def run_op(self, context: OpContext) -> torch.Tensor:
+        if not self.touches(context.op):
+            return context.run()
+        low, high = self.range_for(context)
+        x_scale = max(abs(low), abs(high), 1e-12) / 127.0
+        x_codes = torch.clamp(torch.round(context.inputs[self.slot].double() / x_scale), -128, 127)
+        weight = self.weight.detach().double()
+        w_scale = weight.abs().amax(dim=0).clamp(min=1e-12) / 127.0           # per output channel (columns)
+        accumulated = x_codes @ torch.round(weight / w_scale)
+        return (accumulated * x_scale * (w_scale[0] if self.one_scale else w_scale)).float()
+
+    def locate(self, plan: TargetPlan, run: TargetRun) -> str | None:
+        return None if self.kind == "consistent" else super().locate(plan, run)
+
+    def fixed(self) -> faults.Fault | None:
+        return None
+
+    def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
+        return []
+
+
+def int8_down_projection(block: int, one_scale: bool) -> Callable[[NetworkCase], faults.Fault]:
+    """Block ``block``'s MLP down-projection built in int8 (per-channel weights, min/max calibrated symmetric
+    activations), its kernel rescaling with one scale (a backend bug) or right."""
+    def make(case: NetworkCase) -> faults.Fault:
+        from benchmarks.scenarios.catalog import _projection_op
+
+        parameter = f"blocks.{block}.w2"
+        op = _projection_op(case, parameter)
+        settings = (f"block {block}'s MLP down-projection ({op}) is built in int8 as its config says (per-channel "
+                    "symmetric weights, symmetric activations calibrated at min/max: settings under which the int8 "
+                    "layer agrees with the float one)")
+        bug = ("; the backend's int8 kernel rescales every output channel's int32 sums with the first channel's "
+               "weight scale (it supports one scale per tensor and reads the first of the per-channel list): a "
+               "kernel bug, not a setting, so no int8 knob of the build restores the layer")
+        return Int8KernelFault(
+            kind="quant_backend_issue" if one_scale else "consistent", golden_ops=(op,), slot=0, symmetric=True,
+            calibration="minmax", weight=case.module.get_parameter(parameter), one_scale=one_scale,
+            description=settings + (bug if one_scale else ", and its kernel computes them right"),
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
+                "activation_quant_algo": "symmetric"},
+                "quantized_layers": [op], "calibration": {"algorithm": "minmax"}})
     return make

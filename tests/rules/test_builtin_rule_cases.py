@@ -22,14 +22,12 @@ INPUT_CASES = [(rule, case) for rule in RUN_RULES for case in rule.input_cases]
 # The rules that have no input case yet, each with the reason: no committed or generated run makes them fire.
 # Their fact cases stand in; this list only shrinks (an input case for one of them fails the test below
 # until it leaves the list).
-_QUANT = "no generated int8 run shows it (benchmarks/scenarios, the quant_* families): "
 _RECORDS = ("needs hardware overflow records (Opdebug dumps) from a device run; none is committed (the tests "
             "write records in the documented layout, which is no real tool's output)")
 _ALTERNATIVE = ("needs an int8 root cause whose own fix leaves the emulated output broken while another int8 setting "
                 "restores it (--verify); in every generated int8 run the rules name the fix that restores it")
 WITHOUT_INPUT_CASES: dict[str, str] = {
     "hw-accumulation-overflow": _RECORDS, "hw-conversion-overflow": _RECORDS, "hw-float-overflow": _RECORDS,
-    "quant-backend-issue": _QUANT + "the simulation of the build's int8 reproduces every quantised layer they make",
     "replay-pairing": ("needs a comparison that pairs tensors which do not belong together; the scenario generators "
                        "pair every tensor right"),
     **dict.fromkeys(("verified-alternative-explains-finding", "verified-asymmetric", "verified-calibration",
