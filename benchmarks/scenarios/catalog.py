@@ -18,6 +18,7 @@ from benchmarks.scenarios.rule_case_faults import (
     batch_flipped,
     int8_attention_softmax,
     int8_down_projection,
+    per_tensor_and_clipped,
     train_transform_left_on,
 )
 
@@ -521,6 +522,12 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
     # rescales every channel with channel 0's scale (a backend bug), and the same build with the kernel right.
     ScenarioSpec("quant_backend_issue", "byte_transformer", "one_scale_kernel_b1", 0, int8_down_projection(1, True)),
     ScenarioSpec("clean_int8", "byte_transformer", "per_channel_b1", 0, int8_down_projection(1, False)),
+    # Block 1's down-projection with super weights, int8 per tensor and its input calibrated at the 97th
+    # percentile: the per-channel fix alone leaves the output broken (checked on the CPU), min/max added restores
+    # it; and the per-tensor mistake alone (min/max calibration), which per-channel weights restore.
+    *(ScenarioSpec("quant_per_tensor", "byte_transformer", variant, 0, per_tensor_and_clipped(1, percentile),
+                   case_args={"super_weights": {"block": 1, "ratio": 40.0, "row": 0}})
+      for variant, percentile in (("super_weights_clipped_97_b1", 97.0), ("super_weights_minmax_b1", None))),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

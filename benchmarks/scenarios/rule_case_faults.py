@@ -6,7 +6,7 @@ Each is built by how a deployment goes wrong, never by what the advisor should s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import torch
@@ -140,4 +140,63 @@ def int8_down_projection(block: int, one_scale: bool) -> Callable[[NetworkCase],
                 "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
                 "activation_quant_algo": "symmetric"},
                 "quantized_layers": [op], "calibration": {"algorithm": "minmax"}})
+    return make
+
+
+@dataclass
+class PerTensorAndClippedFault(faults.CalibrationFault):
+    """Two int8 mistakes in one layer: its weights quantised with one scale for the whole tensor (per-tensor)
+    while a few channels hold super weights, and its input calibrated at a percentile that clips the largest
+    activations (``calibration`` minmax: the first mistake alone). The fix is both: per-channel and min/max."""
+
+    weight: torch.Tensor | None = None
+    per_tensor: bool = True
+
+    fix_settings: ClassVar[dict[str, Any]] = {"weight_quant_granularity": "per_channel",
+                                              "activation_calibration": "minmax"}
+
+    def run_op(self, context: OpContext) -> torch.Tensor:
+        if not self.touches(context.op):
+            return context.run()
+        low, high = self.range_for(context)
+        x = faults.fake_quant_activation(context.inputs[self.slot], self.symmetric, low, high)
+        return x @ faults.int8_weights(self.weight.detach(), self.per_tensor, -1, True)
+
+    def remedied(self, settings: dict[str, Any]) -> faults.Fault:
+        fault = super().remedied(settings)
+        granularity = settings.get("weight_quant_granularity")
+        if granularity is not None and (granularity == "per_tensor") != fault.per_tensor:
+            fault = replace(fault, per_tensor=granularity == "per_tensor")
+        return fault
+
+    def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
+        """A percentile calibration clips part of the input (min/max clips nothing)."""
+        return super().verify(plan, run) if self.calibration != "minmax" else []
+
+
+def per_tensor_and_clipped(block: int, percentile: float | None) -> Callable[[NetworkCase], faults.Fault]:
+    """Block ``block``'s MLP down-projection (two channels of super weights) built in int8 with per-tensor weights
+    and its input calibrated at ``percentile`` (None: at min/max, the per-tensor mistake alone)."""
+    def make(case: NetworkCase) -> faults.Fault:
+        from benchmarks.scenarios.catalog import _projection_op
+
+        parameter = f"blocks.{block}.w2"
+        op = _projection_op(case, parameter)
+        weights = (f"block {block}'s MLP down-projection ({op}) is built in int8 with its weights quantised per "
+                   "tensor (one scale, set by the two channels that hold super weights: the other channels keep a "
+                   "few int8 steps)")
+        clipped = (f", and its input calibrated at the {percentile:g}th percentile of |x| (the largest activations "
+                   "clipped): two mistakes at one layer. The clipping alone is mild at the layer, but with the "
+                   "weights fixed it still breaks the output: the layer needs per-channel weights and min/max "
+                   "calibration") if percentile is not None else ", its input calibrated at min/max"
+        calibration = {"algorithm": "percentile", "percentile": percentile} if percentile is not None else \
+            {"algorithm": "minmax"}
+        return PerTensorAndClippedFault(
+            kind="quant_per_tensor", golden_ops=(op,), slot=0, symmetric=True,
+            calibration="percentile" if percentile is not None else "minmax", percentile=percentile or 99.99,
+            weight=case.module.get_parameter(parameter), description=weights + clipped,
+            build_knobs={"tool": "magicmind", "precision_config": {
+                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_tensor",
+                "activation_quant_algo": "symmetric"},
+                "quantized_layers": [op], "calibration": calibration})
     return make

@@ -228,3 +228,27 @@ def test_a_training_transform_left_on_treats_each_window_of_the_batch_its_own_wa
     case.module.batch = 1
     alone = torch.cat([case.module(inputs.mtcnn_normalise(window[None]))[0] for window in case.raw])
     assert torch.allclose(batched, alone, atol=1e-5)
+
+
+def test_an_int8_kernel_computed_right_is_the_simulated_layer_and_the_one_scale_bug_rescales_channels():
+    """The quant_backend_issue rule-case fault: the layer in integer arithmetic as configured equals the framework's
+    fake-quantised layer (min/max symmetric input, per-channel weights); the kernel bug multiplies each output
+    channel by channel 0's weight scale over its own."""
+    from benchmarks.scenarios.emulation import OpContext, TargetOp
+    from benchmarks.scenarios.rule_case_faults import Int8KernelFault
+
+    generator = torch.Generator().manual_seed(3)
+    x, weight = torch.randn(5, 16, generator=generator), torch.randn(16, 8, generator=generator)
+    weight[:, 3] *= 10                                              # one channel of a much wider range
+    op = TargetOp(7, "MatMul_7", "BatchMatMulV2", ["MatMul_7"], ["x"], "y", "compute")
+
+    def computed(one_scale: bool) -> torch.Tensor:
+        fault = Int8KernelFault(kind="quant_backend_issue", golden_ops=("MatMul_7",), calibration="minmax",
+                                weight=weight, one_scale=one_scale)
+        return fault.run_op(OpContext(op, [x], lambda inputs, overrides: inputs[0] @ weight, calibration=[x]))
+
+    simulated = faults.fake_quant_activation(x, True, float(x.min()), float(x.max())) @ \
+        faults.int8_weights(weight, per_tensor=False, channel_axis=-1)
+    assert torch.allclose(computed(False), simulated, atol=1e-5)
+    scales = weight.abs().amax(dim=0)
+    assert torch.allclose(computed(True), computed(False) * scales[0] / scales, atol=1e-5)
