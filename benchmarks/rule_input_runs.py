@@ -47,6 +47,8 @@ class Run:
                                 # evidence is measured on them, not missing
     rows_of: str | None = None  # keep the rows of the ops this other case keeps (a near miss of the same network
                                 # shows the ops the firing case names), not the fewest
+    graph_of: str | None = None  # the graph given is this model under rules/core instead of the run's own (a user
+                                 # passing another checkpoint's export of the same network)
 
 
 RUNS = (
@@ -148,6 +150,14 @@ RUNS = (
              "target/Add.Add_99.*.output.0.npy", "target/BatchMatMulV2.MatMul_109.*.output.0.npy",
              "target/BatchMatMulV2.MatMul_97.*.npy", "target/Mul.Mul_96.*.output.0.npy",
              "target/ReduceMeanD.ReduceMean_100.*.npy", "target/SoftmaxV2.Softmax_111.*.npy")}))),
+    # The one-scale kernel run checked on the CPU with the model of another checkpoint of the transformer (the one
+    # with super weights in block 1's down-projection) and with its own: the replayed MatMul_97 reproduces neither
+    # side with the wrong weights, the target's output with the right ones.
+    *(Run(name, "verification", "quant_backend_issue__byte_transformer__one_scale_kernel_b1__s0",
+          "result_20240506022459.csv", "build.json", ("golden", "target"), "model.onnx", generated=True, verify=True,
+          **more) for name, more in (
+        ("other_checkpoint_model", {"graph_of": "quantization/cases/per_tensor_super_weights/model.onnx"}),
+        ("own_model", {"rows_of": "other_checkpoint_model"}))),
 )
 
 
@@ -193,9 +203,6 @@ def cut(run: Run, work: Path) -> None:
     """Cut the run into a scratch folder beside its case folder, then put it in place: the rules' existing
     input cases keep their files (the packs do not load without them) until the new cut is done."""
     source = source_folder(run, work)
-    wanted = outcome(options(source, run, source / run.comparison))
-    if wanted is None:
-        raise SystemExit(f"{run.name}: advisor cannot analyse {source / run.comparison}")
     final = CORE / run.domain / "cases" / run.name
     target = final.with_name(f".{run.name}.cutting")
     shutil.rmtree(target, ignore_errors=True)
@@ -204,6 +211,11 @@ def cut(run: Run, work: Path) -> None:
         copy = shutil.copytree if (source / name).is_dir() else shutil.copy
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         copy(source / name, target / name)
+    if run.graph_of:
+        shutil.copy(CORE / run.graph_of, target / run.graph)
+    wanted = outcome(options(target, run, source / run.comparison))
+    if wanted is None:
+        raise SystemExit(f"{run.name}: advisor cannot analyse {source / run.comparison}")
     for extra in ("calibration.json", "aipp.cfg"):        # files a build config names beside itself
         if run.config and (source / Path(run.config).parent / extra).is_file():
             shutil.copy(source / Path(run.config).parent / extra, target / Path(run.config).parent / extra)
@@ -267,6 +279,7 @@ def _record(run: Run, lines: list[int], dumps: str) -> None:
              + (f"; dump files kept: {dumps}" if run.generated and run.dumps else "")
              + (f"; kept whatever the outcome: {', '.join(f'`{k}`' for k in run.keep)}" if run.keep else "")
              + (f"; the rows of the ops `{run.rows_of}/` keeps" if run.rows_of else "")
+             + (f"; `{run.graph}` is rules/core/{run.graph_of}, not the run's own" if run.graph_of else "")
              + ("; analysed with --verify" if run.verify else "")
              + "\n")
     text = re.sub(rf"^- `{re.escape(run.name)}/`:.*\n", "", text, flags=re.M)

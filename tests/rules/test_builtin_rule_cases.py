@@ -30,8 +30,6 @@ _ALTERNATIVE = ("needs an int8 root cause whose own fix, checked on the CPU (--v
                 "(verified-calibration); ")
 WITHOUT_INPUT_CASES: dict[str, str] = {
     "hw-accumulation-overflow": _RECORDS, "hw-conversion-overflow": _RECORDS, "hw-float-overflow": _RECORDS,
-    "replay-pairing": ("needs a comparison that pairs tensors which do not belong together; the scenario generators "
-                       "pair every tensor right"),
     "verified-per-channel": _ALTERNATIVE + (
         "the mirror (the input clipped at the 95th or 97th percentile, milder super weights of ratio 15 whose "
         "per-tensor layer alone stays within the thresholds yet breaks the output, cosine 0.984) leaves the layer "
