@@ -3,7 +3,8 @@
     python -m benchmarks.stages_1m COMPARISON.csv [--format html,md,json,txt] [-o OUTDIR]
 
 Runs the same steps as ``advisor run`` in this one process and prints, for each stage (reading the
-comparison, each step of building the facts, the rules, the reports), its CPU seconds, the resident
+comparison, each step of building the facts, the rules, the reports), its CPU seconds, its wall
+seconds (below the CPU seconds where threads overlap, above them where the stage waits), the resident
 memory after it and the peak reached during it (the kernel's high-water mark, reset before each
 stage: Linux only). The steps of ``build_facts`` are timed by wrapping the functions it calls.
 Make the CSV with ``python benchmarks/run_1m.py --keep DIR``. The load average is printed.
@@ -47,7 +48,7 @@ class Stages:
     mark is reset as each stage starts, the marks of the stages inside it are carried up)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, str, float, float, float]] = []
+        self.rows: list[tuple[int, str, float, float, float, float]] = []
         self.seen: list[float] = []   # per open stage: the highest peak of its finished inner stages
 
     @contextmanager
@@ -57,15 +58,16 @@ class Stages:
         _reset_peak()
         self.seen.append(0.0)
         at = len(self.rows)
-        self.rows.append((len(self.seen) - 1, name, 0.0, 0.0, 0.0))
-        cpu = time.process_time()
+        self.rows.append((len(self.seen) - 1, name, 0.0, 0.0, 0.0, 0.0))
+        cpu, wall = time.process_time(), time.perf_counter()
         try:
             yield
         finally:
             peak = max(self.seen.pop(), _status_mib("VmHWM"))
             if self.seen:
                 self.seen[-1] = max(self.seen[-1], peak)
-            self.rows[at] = (len(self.seen), name, time.process_time() - cpu, _status_mib("VmRSS"), peak)
+            self.rows[at] = (len(self.seen), name, time.process_time() - cpu, time.perf_counter() - wall,
+                             _status_mib("VmRSS"), peak)
 
     def wrap(self, module: Any, name: str) -> None:
         original: Callable[..., Any] = getattr(module, name)
@@ -109,10 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         write_reports(diagnosis, args.output, formats=args.format)
     print(f"{args.comparison} ({args.comparison.stat().st_size / 2**20:.0f} MiB); load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'stage':<34} {'CPU s':>7} {'RSS after':>10} {'peak in':>9}")
-    for depth, name, cpu, rss, peak in stages.rows:
-        print(f"{'  ' * depth + name:<34} {cpu:7.2f} {rss:6.0f} MiB {peak:5.0f} MiB")
-    print(f"peak of the run {max(row[4] for row in stages.rows):.0f} MiB")
+    print(f"{'stage':<34} {'CPU s':>7} {'wall s':>7} {'RSS after':>10} {'peak in':>9}")
+    for depth, name, cpu, wall, rss, peak in stages.rows:
+        print(f"{'  ' * depth + name:<34} {cpu:7.2f} {wall:7.2f} {rss:6.0f} MiB {peak:5.0f} MiB")
+    print(f"peak of the run {max(row[5] for row in stages.rows):.0f} MiB")
     return 0
 
 

@@ -44,3 +44,28 @@ def has_edge_space(column: Any) -> bool:
         filled &= column.is_valid().to_numpy(zero_copy_only=False)
     text = np.frombuffer(data, dtype=np.uint8)
     return bool((_EDGE_SPACE[text[starts[filled]]] | _EDGE_SPACE[text[ends[filled] - 1]]).any())
+
+
+# The bytes a plain decimal number is written with (csv_cells.PLAIN_NUMBER): digits, sign, point, exponent.
+_NUMBER_BYTE = np.zeros(256, dtype=bool)
+_NUMBER_BYTE[list(b"0123456789+-.eE")] = True
+
+
+def number_shaped(column: Any) -> np.ndarray:
+    """Per cell of an Arrow large_string array: filled, and written only with the bytes of a plain
+    decimal number (a wider set than the numbers themselves: ``1-2`` passes). Read from the buffers by
+    numpy, where a regular expression costs 60 ms per million cells."""
+    _, offsets_buffer, data = column.buffers()
+    if data is None or not len(column):
+        return np.zeros(len(column), dtype=bool)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    start = int(offsets[0])
+    odd = ~_NUMBER_BYTE[np.frombuffer(data, dtype=np.uint8)[start:int(offsets[-1])]]
+    filled = offsets[1:] > offsets[:-1]
+    if column.null_count:
+        filled &= column.is_valid().to_numpy(zero_copy_only=False)
+    shaped = np.zeros(len(column), dtype=bool)
+    if odd.size:   # a filled cell is shaped when none of its bytes is odd (reduceat: from each start to the next)
+        starts = offsets[:-1][filled] - start
+        shaped[filled] = ~np.logical_or.reduceat(odd, starts)
+    return shaped

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import InputFormatError
-from advisor.ingest.arrow_text import has_edge_space, newlines_per_cell
-from advisor.memory import give_back_free_heap
+from advisor.ingest.arrow_text import has_edge_space, number_shaped
+from advisor.ingest.text_blocks import arrow_text_cells
 
 # Cells that mean "no value" in some tool's output. msprobe writes N/A (no bench data, bench value 0),
 # Nan, None, unsupported (scalar or 0-d tensor), "shape unmatched", "No data", "unreadable data";
@@ -43,7 +43,7 @@ def read_text_cells(path: Path, encoding: str, sep: str = ",",
     never made into strings when pyarrow reads the file."""
     names = header_names(read_header(path, encoding, sep))
     check_first_row(path, encoding, len(names), sep)
-    read = _arrow_text_cells(path, encoding, sep, names, unused)
+    read = arrow_text_cells(path, encoding, sep, names, unused)
     if read is None:
         raw = _pandas_text_cells(path, encoding, sep, names)
         newlines = _newlines_per_row(raw) if physical_line_count(path) != 1 + len(raw) else None
@@ -84,58 +84,6 @@ def _newlines_per_row(raw: pd.DataFrame) -> np.ndarray:
         if column.str.contains("\n", regex=False, na=False).any():
             newlines += column.str.count("\n").fillna(0).to_numpy(np.int64)
     return newlines
-
-
-def _arrow_text_cells(path: Path, encoding: str, sep: str, names: list[str],
-                      unused: frozenset[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
-    """The cells as ``pd.read_csv(..., dtype=str, na_values=[""])`` gives them (Arrow strings, NA where
-    empty), parsed by pyarrow block by block (pandas' C parser makes every cell a string object
-    first, four times the time of its numeric read on a million msprobe rows); the ``unused``
-    columns of each block are dropped once its newlines and empty cells are counted, so their text
-    (msprobe's stack column: 40 % of a summary CSV) is never held whole. Also per row: the newlines
-    in its cells, whether any cell is filled. None when pyarrow refuses the file (a row of the
-    wrong length, a blank line, bytes that are not UTF-8...): pandas then reads it and says what is
-    wrong, as before."""
-    if encoding not in ("utf-8", "utf-8-sig"):
-        return None
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    kept = [name for name in names if name not in unused]
-    chunks: dict[str, list[Any]] = {name: [] for name in kept}
-    newlines, filled = [], []
-    try:
-        reader = pcsv.open_csv(
-            path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=16 << 20),
-            parse_options=pcsv.ParseOptions(delimiter=sep, newlines_in_values=True, ignore_empty_lines=False),
-            convert_options=pcsv.ConvertOptions(column_types={name: pa.large_string() for name in names},
-                                                null_values=[""], strings_can_be_null=True,
-                                                quoted_strings_can_be_null=True))
-        for batch in reader:
-            count = np.zeros(batch.num_rows, dtype=np.int64)
-            any_cell = np.zeros(batch.num_rows, dtype=bool)
-            for column in batch.columns:
-                any_cell |= column.is_valid().to_numpy(zero_copy_only=False)
-                count += newlines_per_cell(column)
-            newlines.append(count)
-            filled.append(any_cell)
-            for name in kept:
-                chunks[name].append(batch.column(name))
-            del batch
-    except (pa.ArrowException, OSError):
-        return None
-    dtype = pd.StringDtype("pyarrow", na_value=np.nan)    # what read_csv's dtype=str gives
-    columns = {}
-    for name in kept:  # one contiguous array per column (later steps take it whole, without a copy)
-        pieces = chunks.pop(name)
-        combined = pa.concat_arrays(pieces) if pieces else pa.array([], type=pa.large_string())
-        del pieces     # this column's blocks are freed before the next column is joined
-        columns[name] = pd.arrays.ArrowStringArray(combined, dtype=dtype)
-    frame = pd.DataFrame(columns, copy=False)
-    give_back_free_heap()   # what the blocks and the chunks left free inside the heaps
-    empty = np.zeros(0, dtype=np.int64)
-    return frame, np.concatenate(newlines) if newlines else empty, \
-        np.concatenate(filled) if filled else empty.astype(bool)
 
 
 # A comparison has a few dozen columns; a header of thousands is not one, and every later step is
@@ -324,11 +272,14 @@ def numbers_and_words(cells: pd.Series, *, percent: bool = False,
     values[unsure] = np.where(share, found / 100.0, found)[codes]
     if not bad.any():
         return values, None
-    words = pd.Series(pd.NA, index=cells.index, dtype="string")
+    import pyarrow as pa
+
     wrong = bad[codes]
-    words.iloc[unsure[wrong]] = text_column(pd.Series(distinct[bad]), ()).to_numpy()[
-        np.searchsorted(np.flatnonzero(bad), codes[wrong])]
-    return values, words
+    word_of_row = np.full(len(cells), -1, dtype=np.int64)   # per row its word among the distinct ones
+    word_of_row[unsure[wrong]] = np.searchsorted(np.flatnonzero(bad), codes[wrong])
+    distinct_words = pa.array(text_column(pd.Series(distinct[bad]), ()).to_numpy(), pa.large_string())
+    spread = distinct_words.take(pa.array(word_of_row, mask=word_of_row < 0))   # no Python string per row
+    return values, pd.Series(pd.arrays.ArrowStringArray(spread), index=cells.index, dtype="string", copy=False)
 
 
 # A decimal number as a tool prints it: what Arrow's cast and pandas' to_numeric read alike (to the
@@ -345,8 +296,18 @@ def _plain_numbers(cells: pd.Series) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    plain = pc.match_substring_regex(arrow, PLAIN_NUMBER)
-    numbers = pc.cast(pc.if_else(plain, arrow, None), pa.float64())
+    # The cells written with a number's bytes, the same text with that as its validity, cast at once;
+    # a cell among them that is no number (``1-2``) fails the cast, and RE2 then picks the plain ones.
+    shaped = number_shaped(arrow)
+    if arrow.offset == 0:
+        validity = pa.py_buffer(np.packbits(shaped, bitorder="little"))
+        candidates = pa.Array.from_buffers(arrow.type, len(arrow), [validity, *arrow.buffers()[1:]])
+    else:
+        candidates = pc.if_else(pa.array(shaped), arrow, None)
+    try:
+        numbers = pc.cast(candidates, pa.float64())
+    except pa.ArrowInvalid:
+        numbers = pc.cast(pc.if_else(pc.match_substring_regex(arrow, PLAIN_NUMBER), arrow, None), pa.float64())
     return np.array(numbers.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 

@@ -56,7 +56,15 @@ import pandas as pd
 
 from advisor.dtypes import normalise_dtypes
 from advisor.errors import InputFormatError
-from advisor.ingest.csv_cells import NO_VALUE, map_distinct, numbers, numbers_and_words, read_text_cells, text_column
+from advisor.ingest.csv_cells import (
+    NO_VALUE,
+    arrow_strings,
+    map_distinct,
+    numbers,
+    numbers_and_words,
+    read_text_cells,
+    text_column,
+)
 from advisor.ingest.derived_metrics import derive_metrics
 from advisor.ingest.extra_columns import typed_extra, user_column_name
 from advisor.ingest.msprobe_identity import identity_columns
@@ -224,7 +232,7 @@ def _number_columns(cells: pd.DataFrame, lines: np.ndarray, path: Path, summary:
                 columns[role], found = numbers_and_words(cells[header])
                 side = argument_header[header]
                 if found is not None:
-                    words[side] = found if side not in words else words[side].fillna(found)
+                    words[side] = found if side not in words else _either(words[side], found)
             else:
                 columns[role] = numbers(cells[header], header, lines, path, no_value=NO_NUMBER)
             present.add(role)
@@ -241,6 +249,14 @@ def _number_columns(cells: pd.DataFrame, lines: np.ndarray, path: Path, summary:
         for role in present:
             columns[role] = np.where(arguments, np.nan, columns[role])
     return derive_metrics(columns, present)
+
+
+def _either(first: pd.Series, then: pd.Series) -> pd.Series:
+    """``first``'s word where it has one, else ``then``'s (both Arrow strings): coalesced by Arrow."""
+    import pyarrow.compute as pc
+
+    either = pc.coalesce(arrow_strings(first), arrow_strings(then))
+    return pd.Series(pd.arrays.ArrowStringArray(either), index=first.index, dtype="string", copy=False)
 
 
 def _keep_unknown(cells: pd.DataFrame, table: ComparisonTable) -> None:

@@ -21,6 +21,8 @@ Speed: a column is dictionary-encoded and each distinct name parsed once, by Arr
 expressions (RE2, in C++): an LLM's comparison holds a million distinct names, and a Python match
 per name cost 6 s of a 1M-row run. The patterns are ASCII and free of look-around, so Python's re
 (``parse_call``, one name at a time) and RE2 read every name alike (tests/ingest/test_msprobe_names.py).
+The usual tensor name is split at its last dots by Arrow instead of captured by RE2 (``_current_tensor``
+says when that gives the pattern's own groups; the same test holds it to Python's re).
 """
 
 from __future__ import annotations
@@ -136,22 +138,35 @@ def _strings(values: pd.Series) -> pa.Array:
     return arrow
 
 
-def _matches(texts: pa.Array, pattern: re.Pattern[str], where: pa.Array | None = None) -> tuple[pa.Array, Groups]:
-    """Which texts ``pattern`` matches (only among ``where``), and its named groups per text (null
-    where it did not match or the group took no part). RE2 finds the matches with its fast DFA, then
-    captures on those rows only. The patterns are ASCII and free of look-around, so RE2 (Arrow) and
-    Python's re capture alike."""
-    hit = pc.fill_null(pc.match_substring_regex(texts, pattern.pattern), False)
-    if where is not None:
-        hit = pc.and_(hit, where)
-    found = pc.extract_regex(texts.filter(hit), pattern.pattern)
-    rows = hit.to_numpy(zero_copy_only=False)
+def _matches(texts: pa.Array, pattern: re.Pattern[str], where: np.ndarray | None = None) -> tuple[np.ndarray, Groups]:
+    """Which texts ``pattern`` matches (only among the rows ``where`` marks), and its named groups per
+    text (null where it did not match or the group took no part). RE2 finds the matches with its fast
+    DFA, then captures on those rows only; when ``where`` marks few rows, only those are matched. The
+    patterns are ASCII and free of look-around, so RE2 (Arrow) and Python's re capture alike."""
+    if where is None or where.all():
+        hit = _match_rows(texts, pattern.pattern)
+    else:
+        hit = np.zeros(len(texts), dtype=bool)
+        rows = np.flatnonzero(where)
+        if rows.size:
+            hit[rows[_match_rows(texts.take(pa.array(rows)), pattern.pattern)]] = True
+    return hit, _captured(texts, pattern, hit)
+
+
+def _match_rows(texts: pa.Array, pattern: str) -> np.ndarray:
+    return pc.fill_null(pc.match_substring_regex(texts, pattern), False).to_numpy(zero_copy_only=False)
+
+
+def _captured(texts: pa.Array, pattern: re.Pattern[str], rows: np.ndarray) -> Groups:
+    """The named groups of ``pattern`` on the ``rows`` it matches (null elsewhere, and where a group
+    took no part)."""
+    found = pc.extract_regex(texts.filter(pa.array(rows)), pattern.pattern)
     at = pa.array(np.cumsum(rows) - 1, mask=~rows)
     groups = {}
     for name in pattern.groupindex:
         value = pc.struct_field(found, name)
         groups[name] = pc.if_else(pc.equal(value, ""), pa.scalar(None, value.type), value).take(at)
-    return hit, groups
+    return groups
 
 
 Groups = dict[str, pa.Array]
@@ -163,11 +178,12 @@ def _call_parts(calls: pa.Array) -> Groups:
     encoded = calls.cast(pa.large_string()).dictionary_encode()
     distinct = encoded.dictionary
     is_module, module = _matches(distinct, MODULE_CALL)
-    is_api, api = _matches(distinct, API_CALL, where=pc.invert(is_module))
+    is_api, api = _matches(distinct, API_CALL, where=~is_module)
     spelt = pc.if_else(pc.equal(api["sep"], "_"), pc.replace_substring(api["api"], "_", ".", max_replacements=1),
                        api["api"])
     parts = {
-        "kind": pc.if_else(is_module, "module", pc.if_else(is_api, "api", pa.scalar(None, pa.string()))),
+        "kind": pc.if_else(pa.array(is_module), "module",
+                           pc.if_else(pa.array(is_api), "api", pa.scalar(None, pa.string()))),
         "op_type": pc.coalesce(pc.binary_join_element_wise(module["kind"], module["cls"], DOT), spelt),
         "direction": pc.coalesce(module["direction"], api["direction"]),
         "counter": pc.coalesce(module["counter"], api["counter"]).cast(pa.int64()),
@@ -175,31 +191,102 @@ def _call_parts(calls: pa.Array) -> Groups:
     return {name: values.take(encoded.indices) for name, values in parts.items()}
 
 
+# Names split at a time: the split's pieces of a million names held at once cost ~85 MiB more peak
+# on a 1M-row MD5 comparison (past twice its 368 MiB file), at the same speed.
+NAMES_PER_SPLIT = 1 << 17
+
+
 def _tensor_parts(names: pa.Array) -> Groups:
     """``call, io, arg, slot, direction, op_type`` of each tensor name (null when it fits no shape);
     direction and op_type only for a parameters_grad tensor, whose call is its module."""
     names = names.cast(pa.large_string())
-    taken = pa.repeat(False, len(names))
-    found = []
-    for pattern in TENSOR_PATTERNS:  # the first pattern that matches decides
-        hit, groups = _matches(names, pattern, where=pc.invert(taken))
+    if len(names) <= NAMES_PER_SPLIT:
+        return _tensor_parts_of(names)
+    parts = [_tensor_parts_of(names.slice(at, NAMES_PER_SPLIT)) for at in range(0, len(names), NAMES_PER_SPLIT)]
+    return {key: pa.concat_arrays([part[key] for part in parts]) for key in parts[0]}
+
+
+def _tensor_parts_of(names: pa.Array) -> Groups:
+    taken, found = _current_tensor(names)
+    for pattern in TENSOR_PATTERNS[1:]:  # the first pattern that matches decides
+        hit, groups = _matches(names, pattern, where=~taken)
         found.append(groups)
-        taken = pc.or_(taken, hit)
+        taken |= hit
     call, io, arg = (pc.coalesce(*(groups[name] for groups in found)) for name in ("call", "io", "arg"))
     # a bare .output is the single one (slot 0); 0 of 0.1 is the argument, not its element; a keyword
     # argument or a parameter name has no slot
-    _, lead = _matches(pc.fill_null(arg, ""), LEADING_INDEX)
-    slot = pc.if_else(pc.is_null(arg), pc.if_else(taken, 0, pa.scalar(None, pa.int64())),
-                      lead["slot"].cast(pa.int64()))
-    grad, owner = _matches(pc.fill_null(call, ""), MODULE_OWNER, where=pc.fill_null(pc.equal(io, "parameters_grad"),
-                                                                                     False))
+    slot = pc.if_else(pc.is_null(arg), pc.if_else(pa.array(taken), 0, pa.scalar(None, pa.int64())), _slots(arg))
+    is_grad = pc.fill_null(pc.equal(io, "parameters_grad"), False).to_numpy(zero_copy_only=False)
+    grad, owner = _matches(pc.fill_null(call, ""), MODULE_OWNER, where=is_grad)
     words = pa.array(list(IO_WORDS), pa.large_string())
     io_word = pc.take(pa.array(list(IO_WORDS.values()), pa.large_string()), pc.index_in(io, value_set=words))
     return {
         "call": call, "io": io_word, "arg": arg, "slot": slot,
-        "direction": pc.if_else(grad, pa.scalar("backward", pa.large_string()), pa.scalar(None, pa.large_string())),
+        "direction": pc.if_else(pa.array(grad), pa.scalar("backward", pa.large_string()),
+                                pa.scalar(None, pa.large_string())),
         "op_type": pc.binary_join_element_wise(owner["kind"], owner["cls"], DOT),
     }
+
+
+# CURRENT_TENSOR's call matched whole, and its io words.
+CURRENT_CALL = rf"^.+\.{_DIRECTION}(?:\.\d+)?$"
+CURRENT_IO = pa.array(["input", "kwargs", "output", "parameters"], pa.large_string())
+
+
+def _current_tensor(names: pa.Array) -> tuple[np.ndarray, list[Groups]]:
+    """CURRENT_TENSOR's matches and groups, most of them without RE2's capture (0.9 s of a million
+    names). A name ``<call>.<io>`` or ``<call>.<io>.<arg>`` whose arg has no dot, whose call matches
+    CURRENT_CALL and which holds no newline is split at its last dots: the pattern's greedy call ends
+    there, since a longer one would end in the io word or the arg, and neither ends in a direction or
+    a counter followed by an io word. The other names (an arg ``0.1``...) are captured by RE2."""
+    split = pc.split_pattern(names, ".", max_splits=2, reverse=True)
+    count = np.array(pc.fill_null(pc.list_value_length(split), 0).to_numpy(zero_copy_only=False))
+    count[pc.fill_null(pc.match_substring(names, "\n"), False).to_numpy(zero_copy_only=False)] = 0
+    offsets = split.offsets.to_numpy()
+    first = offsets[:-1] - offsets[0]   # where each row's pieces start among the flattened ones
+    pieces = split.flatten()
+
+    def piece(k: int, rows: np.ndarray) -> pa.Array:   # piece k of the rows marked, null elsewhere
+        return pieces.take(pa.array(np.where(rows, first + k, 0), mask=~rows))
+
+    def holds(values: pa.Array, pattern: str | None = None) -> np.ndarray:
+        test = pc.is_in(values, value_set=CURRENT_IO) if pattern is None else \
+            pc.match_substring_regex(values, pattern)
+        return pc.fill_null(test, False).to_numpy(zero_copy_only=False)
+
+    two, three = count == 2, count == 3
+    last = pc.coalesce(piece(2, three), piece(1, two))
+    # <call>.<io>: all but the last piece is the call
+    head = pc.coalesce(pc.binary_join_element_wise(piece(0, three), piece(1, three), DOT), piece(0, two))
+    bare = (two | three) & holds(last) & holds(head, CURRENT_CALL)
+    # <call>.<io>.<arg>, the arg without a dot
+    middle, call = piece(1, three), piece(0, three)
+    with_arg = three & ~bare & holds(middle) & holds(call, CURRENT_CALL) & \
+        pc.fill_null(pc.greater(pc.binary_length(last), 0), False).to_numpy(zero_copy_only=False)
+    hit = bare | with_arg
+    others = np.zeros(len(names), dtype=bool)
+    unsure = np.flatnonzero(~hit)
+    if unsure.size:
+        others[unsure[_match_rows(names.take(pa.array(unsure)), CURRENT_TENSOR)]] = True
+    captured = _captured(names, TENSOR_PATTERNS[0], others)
+    null = pa.scalar(None, pa.large_string())
+    groups = {
+        "call": pc.coalesce(pc.if_else(pa.array(bare), head, pc.if_else(pa.array(with_arg), call, null)),
+                            captured["call"]),
+        "io": pc.coalesce(pc.if_else(pa.array(bare), last, pc.if_else(pa.array(with_arg), middle, null)),
+                          captured["io"]),
+        "arg": pc.coalesce(pc.if_else(pa.array(with_arg), last, null), captured["arg"]),
+    }
+    return hit | others, [groups]
+
+
+def _slots(args: pa.Array) -> pa.Array:
+    """LEADING_INDEX's slot of each argument: a plain index (``0``) read directly, the rest by RE2."""
+    digits = pc.fill_null(pc.and_(pc.ascii_is_decimal(args), pc.less_equal(pc.binary_length(args), 18)), False)
+    plain = pc.if_else(digits, args, pa.scalar(None, pa.large_string())).cast(pa.int64())
+    rest = pc.invert(digits).to_numpy(zero_copy_only=False) & pc.is_valid(args).to_numpy(zero_copy_only=False)
+    _, lead = _matches(pc.fill_null(args, ""), LEADING_INDEX, where=rest)
+    return pc.coalesce(plain, lead["slot"].cast(pa.int64()))
 
 
 def _typed_rows(parts: dict[str, pa.Array], codes: np.ndarray, index: pd.Index) -> pd.DataFrame:

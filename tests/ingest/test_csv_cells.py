@@ -44,6 +44,26 @@ def test_words_percentages_and_na_read_alike_in_either_storage(storage):
     assert words.dropna().tolist() == ["True", "mean"]
 
 
+# Cells written only with a number's bytes that are no plain number, each beside plain ones: the
+# column is read from the bytes first, and such a cell must send it to the regular expression.
+NUMBER_BYTES_NOT_A_NUMBER = ["1-2", "+", "-", ".", "e", "E5", "1e", "1e+", "--1", "+-1", "1..2", "1e5.5", ".e1",
+                             "1.5e", "1.2.3", "e-", "++1"]
+
+
+@pytest.mark.parametrize("odd", NUMBER_BYTES_NOT_A_NUMBER)
+def test_number_shaped_cells_that_are_no_number_read_as_before(odd):
+    texts = ["1.5", odd, "-.5e3", "+7", None, "12%", "-inf"]
+    arrow = pd.Series(texts, dtype="string[pyarrow]")
+    values, words = numbers_and_words(arrow, percent=True)
+    python, python_words = numbers_and_words(arrow.astype("string[python]"), percent=True)
+    assert np.array_equal(values, python, equal_nan=True)
+    assert values[0] == 1.5 and values[2] == -500.0 and values[3] == 7.0 and values[5] == 0.12
+    if odd == "-":   # a spreadsheet's no value
+        assert words is None and python_words is None
+    else:
+        assert words.tolist() == python_words.tolist() and words.iat[1] == odd
+
+
 def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
     path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
@@ -55,6 +75,25 @@ def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
         assert arrow.dtype == "string"
     lowered = map_distinct(frame["NPU max"], str.lower)
     assert lowered.isna().equals(frame["NPU max"].isna())
+
+
+def test_the_cells_read_hold_nothing_in_the_scratch_pool():
+    """The blocks are parsed in a pool that keeps what it frees; what the read keeps must live outside
+    it, or the pool's heap holds every freed block around it for the rest of the run."""
+    import pyarrow as pa
+
+    from advisor.memory import scratch_pool
+
+    path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
+    default = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())   # as advisor's command line sets it
+    try:
+        before = scratch_pool().bytes_allocated()
+        cells, _ = read_text_cells(path, "utf-8")
+        assert cells["NPU Name"].dtype.storage == "pyarrow" and len(cells) > 10
+        assert scratch_pool().bytes_allocated() == before
+    finally:
+        pa.set_memory_pool(default)
 
 
 # msprobe's stack texts, which the reader never uses; the sample's first stack spans two lines.

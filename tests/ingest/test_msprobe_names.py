@@ -85,6 +85,11 @@ EDGE_NAMES = [
     "a.forward.input", ".forward.output", "Functional..0.forward.output.0", "Tensor___add___3_forward_output",
     "Distributed.all_reduce.0.forward.input.group", "Module.model.output.Linear.forward.0.output.0.1",
     "Torch_cat_12_backward_input.0.3", "x_0_forward", "", " ", "Functional.linear.0.forward.kwargs.bias",
+    # split at the last dots, or not: where the greedy call ends
+    "M.forward.output.output", "a.forward.input.0.forward.output.1", "a.forward.0.output.", "x.backward.kwargs",
+    "Functional.linear.0.forward.parameters", "a.forward.input.input", ".forward.input.0", "a.forward.1.2.output.0",
+    "a.forward.output.0.output", "a.b.forward.input.x\ny", "a.forward.9.output", "a.forward.output.9",
+    "a.forward..output.0", "a.forward.output..0", "Module.m.L.forward.0.output.\u0663", "a.forward.input.0.",
 ]
 
 
