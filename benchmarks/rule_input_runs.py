@@ -26,7 +26,7 @@ from pathlib import Path
 
 from advisor.engine.runner import EngineResult
 from advisor.pipeline import AnalysisOptions, analyse
-from benchmarks.rule_cases import REPO, _ranges, fewest, minimise
+from benchmarks.rule_cases import REPO, _ranges, fewest, minimise, row_groups
 
 DATA = REPO / "tests" / "data"
 CORE = REPO / "rules" / "core"
@@ -43,6 +43,12 @@ class Run:
     graph: str | None = None
     generated: bool = False   # made by benchmarks.scenarios (catalog.CORPUS), every dump kept
     verify: bool = False      # analysed with --verify (replay, emulation, remedy steps on the CPU)
+    keep: tuple[str, ...] = ()  # dump files kept whatever the outcome (globs under the folder): a silent case's
+                                # evidence is measured on them, not missing
+    rows_of: str | None = None  # keep the rows of the ops this other case keeps (a near miss of the same network
+                                # shows the ops the firing case names), not the fewest
+    graph_of: str | None = None  # the graph given is this model under rules/core instead of the run's own (a user
+                                 # passing another checkpoint's export of the same network)
 
 
 RUNS = (
@@ -103,6 +109,55 @@ RUNS = (
     # the graph differ from the other transformer runs', so it would be a 554 KB file of its own).
     Run("attention_int8_symmetric", "quantization", "quant_symmetric__byte_transformer__attention_int8_112__s0",
         "result_20240506234503.csv", "build.json", ("golden", "target"), generated=True),
+    # R-Net on a batch of 8 windows: the training transform left on, one augmentation drawn per window; its near
+    # miss, every window mirrored alike, keeps both input dumps: the per-sample survey runs on them and finds every
+    # window treated alike (the cut would drop them: the silence does not depend on them).
+    Run("train_transform_batch", "preprocessing", "random_preprocessing__mtcnn_rnet__train_transform_b8__s0",
+        "result_20240506124458.csv", "build.json", ("golden", "target"), generated=True),
+    Run("mirrored_batch", "preprocessing", "input_mismatch__mtcnn_rnet__mirrored_batch_b8__s0",
+        "result_20240506223226.csv", "build.json", ("golden", "target"), generated=True,
+        keep=("golden/images.*", "target/Data.images.*")),
+    # The transformer after attention logit growth: both attention Softmax ops on int8 logits, and the same
+    # network in FP16 (judged from the comparison and the build config: no model, no dump needed).
+    Run("int8_softmax", "quantization", "quant_sensitive_op__byte_transformer__int8_softmax_logits_3000__s0",
+        "result_20240506231711.csv", "build.json", generated=True),
+    Run("clean_grown_logits", "quantization", "clean_fp16__byte_transformer__logits_3000__s0",
+        "result_20240506082624.csv", "build.json", generated=True, rows_of="int8_softmax"),
+    # Block 1's MLP down-projection in int8 as configured, its kernel rescaling every channel with one scale, and
+    # the same build with the kernel right (the same ops' rows); the clean transformer's weights: the model is
+    # clean_transformer's (verification/cases), the same file.
+    # The near miss keeps the dumps of the layer's input and output that the firing case's evidence reads.
+    *(Run(name, "quantization", scenario, comparison, "build.json", ("golden", "target"), "model.onnx",
+          generated=True, **more) for name, scenario, comparison, more in (
+        ("one_scale_kernel", "quant_backend_issue__byte_transformer__one_scale_kernel_b1__s0",
+         "result_20240506022459.csv", {}),
+        ("int8_kernel_right", "clean_int8__byte_transformer__per_channel_b1__s0", "result_20240506004738.csv",
+         {"rows_of": "one_scale_kernel", "keep": ("golden/Mul_96.*", "golden/MatMul_97.*",
+                                                  "target/Mul.Mul_96.*.output.0.npy",
+                                                  "target/BatchMatMulV2.MatMul_97.*.input.0.npy")}))),
+    # Block 1's down-projection with super weights in per-tensor int8 and its input clipped at the 97th
+    # percentile, checked on the CPU: the per-channel fix alone does not restore the output, min/max added does;
+    # and the per-tensor mistake alone, which per-channel weights restore (the same ops' rows).
+    # The near miss keeps the dumps of the ops whose dumps the firing case keeps.
+    *(Run(name, "quantization", scenario, comparison, "build.json", ("golden", "target"), "model.onnx",
+          generated=True, verify=True, **more) for name, scenario, comparison, more in (
+        ("super_weights_clipped", "quant_per_tensor__byte_transformer__super_weights_clipped_97_b1__s0",
+         "result_20240506220934.csv", {}),
+        ("super_weights_minmax", "quant_per_tensor__byte_transformer__super_weights_minmax_b1__s0",
+         "result_20240506093004.csv", {"rows_of": "super_weights_clipped", "keep": (
+             *(f"golden/{op}.0.*" for op in ("Add_110", "Add_98", "Add_99", "MatMul_109", "MatMul_97", "Mul_96",
+                                             "ReduceMean_100", "Softmax_111", "tokens")),
+             "target/Add.Add_99.*.output.0.npy", "target/BatchMatMulV2.MatMul_109.*.output.0.npy",
+             "target/BatchMatMulV2.MatMul_97.*.npy", "target/Mul.Mul_96.*.output.0.npy",
+             "target/ReduceMeanD.ReduceMean_100.*.npy", "target/SoftmaxV2.Softmax_111.*.npy")}))),
+    # The one-scale kernel run checked on the CPU with the model of another checkpoint of the transformer (the one
+    # with super weights in block 1's down-projection) and with its own: the replayed MatMul_97 reproduces neither
+    # side with the wrong weights, the target's output with the right ones.
+    *(Run(name, "verification", "quant_backend_issue__byte_transformer__one_scale_kernel_b1__s0",
+          "result_20240506022459.csv", "build.json", ("golden", "target"), "model.onnx", generated=True, verify=True,
+          **more) for name, more in (
+        ("other_checkpoint_model", {"graph_of": "quantization/cases/per_tensor_super_weights/model.onnx"}),
+        ("own_model", {"rows_of": "other_checkpoint_model"}))),
 )
 
 
@@ -148,9 +203,6 @@ def cut(run: Run, work: Path) -> None:
     """Cut the run into a scratch folder beside its case folder, then put it in place: the rules' existing
     input cases keep their files (the packs do not load without them) until the new cut is done."""
     source = source_folder(run, work)
-    wanted = outcome(options(source, run, source / run.comparison))
-    if wanted is None:
-        raise SystemExit(f"{run.name}: advisor cannot analyse {source / run.comparison}")
     final = CORE / run.domain / "cases" / run.name
     target = final.with_name(f".{run.name}.cutting")
     shutil.rmtree(target, ignore_errors=True)
@@ -159,12 +211,17 @@ def cut(run: Run, work: Path) -> None:
         copy = shutil.copytree if (source / name).is_dir() else shutil.copy
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         copy(source / name, target / name)
+    if run.graph_of:
+        shutil.copy(CORE / run.graph_of, target / run.graph)
+    wanted = outcome(options(target, run, source / run.comparison))
+    if wanted is None:
+        raise SystemExit(f"{run.name}: advisor cannot analyse {source / run.comparison}")
     for extra in ("calibration.json", "aipp.cfg"):        # files a build config names beside itself
         if run.config and (source / Path(run.config).parent / extra).is_file():
             shutil.copy(source / Path(run.config).parent / extra, target / Path(run.config).parent / extra)
     _drop_unneeded_dumps(run, target, source / run.comparison, wanted)
-    kept = minimise(source / run.comparison, lambda p: outcome(options(target, run, p)) == wanted,
-                    target / ".scratch.csv")
+    kept = same_ops(source / run.comparison, run.rows_of) if run.rows_of else \
+        minimise(source / run.comparison, lambda p: outcome(options(target, run, p)) == wanted, target / ".scratch.csv")
     (target / ".scratch.csv").unlink(missing_ok=True)
     header = (source / run.comparison).read_bytes().splitlines(keepends=True)[0]
     (target / run.comparison).parent.mkdir(parents=True, exist_ok=True)
@@ -177,9 +234,21 @@ def cut(run: Run, work: Path) -> None:
     print(f"{run.domain}/{run.name}: {len(kept)} of the comparison's rows kept; " + ", ".join(sorted(wanted)))
 
 
+def same_ops(comparison: Path, other: str) -> list[tuple[int, bytes]]:
+    """The rows of ``comparison`` for the ops (by op index) whose rows the case folder ``other`` keeps."""
+    (case,) = {run for run in RUNS if run.name == other}
+    kept = {group[0][1].split(b",", 1)[0] for group in row_groups(CORE / case.domain / "cases" / other
+                                                                   / case.comparison)[1]}
+    return [row for group in row_groups(comparison)[1] if group[0][1].split(b",", 1)[0] in kept for row in group]
+
+
 def _drop_unneeded_dumps(run: Run, target: Path, comparison: Path, wanted: dict | None) -> None:
     """Leave out each dump file the outcome does not depend on (whole files, never parts of one)."""
-    saved = {dump: dump.read_bytes() for folder in run.dumps or () for dump in sorted((target / folder).iterdir())}
+    kept = {path for pattern in run.keep for path in target.glob(pattern)}
+    saved = {dump: dump.read_bytes() for folder in run.dumps or () for dump in sorted((target / folder).iterdir())
+             if dump not in kept}
+    if not saved:
+        return
 
     def holds(kept: list[Path]) -> bool:
         for dump, data in saved.items():
@@ -189,7 +258,7 @@ def _drop_unneeded_dumps(run: Run, target: Path, comparison: Path, wanted: dict 
                 dump.unlink(missing_ok=True)
         return outcome(options(target, run, comparison)) == wanted
 
-    holds(fewest(list(saved), holds))
+    holds([] if holds([]) else fewest(list(saved), holds))    # (fewest never tries none)
 
 
 def _dump_counts(run: Run, source: Path, target: Path) -> str:
@@ -208,6 +277,9 @@ def _record(run: Run, lines: list[int], dumps: str) -> None:
     entry = (f"- `{run.name}/`: {where}: `{run.comparison}` lines {_ranges(lines)}"
              + (f"; {copied} copied" if copied else "")
              + (f"; dump files kept: {dumps}" if run.generated and run.dumps else "")
+             + (f"; kept whatever the outcome: {', '.join(f'`{k}`' for k in run.keep)}" if run.keep else "")
+             + (f"; the rows of the ops `{run.rows_of}/` keeps" if run.rows_of else "")
+             + (f"; `{run.graph}` is rules/core/{run.graph_of}, not the run's own" if run.graph_of else "")
              + ("; analysed with --verify" if run.verify else "")
              + "\n")
     text = re.sub(rf"^- `{re.escape(run.name)}/`:.*\n", "", text, flags=re.M)

@@ -2,10 +2,11 @@
 (advisor.evidence.quant, the same arithmetic the quantisation evidence uses), activations through
 QuantizeLinear -> DequantizeLinear with the build's range, granularity and symmetry.
 
-Which layers: the ones the build config lists (by target or golden name), else every target op whose
-main node is of a type knowledge/ops/int8_quantisable.yaml lists; minus its float layers and the ops a
-remedy keeps in float. An activation's range is the build's calibrated range for that input
-(``<op>:input:<n>``), else the build's calibration applied to the golden activation (the float run).
+Which layers: the ones the build config lists (by target or golden name; a listed op of a type without
+weights, a Softmax, has its activation input quantised), else every target op whose main node is of a
+type knowledge/ops/int8_quantisable.yaml lists; minus its float layers and the ops a remedy keeps in float.
+An activation's range is the build's calibrated range for that input (``<op>:input:<n>``), else the
+build's calibration applied to the golden activation (the float run).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class QuantPlan:
                 continue
             main = next((k for k in group.nodes
                          if self.model.nodes[self.model.by_key[k]].op_type.lower() in self.quantisable), None)
+            if main is None and listed:      # a listed op of another type (a Softmax): its activation input
+                main = next((k for k in group.nodes if k in listed), group.nodes[0])
             if main is not None:
                 found[main] = Layer(group, main)
         return found

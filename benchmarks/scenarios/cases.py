@@ -46,8 +46,8 @@ def _jitter(seed: int, amplitude: int) -> tuple[int, int]:
 def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
                outlier_block: int | None = None, text_bytes: int | None = None,
                super_weights: dict | None = None, outlier_weights: dict | None = None,
-               output_logits: float | None = None, attention_logits: dict | None = None,
-               outlier_token: int | None = None, size: dict | None = None) -> NetworkCase:
+               output_logits: float | None = None, attention_logits: dict | list[dict] | None = None,
+               outlier_token: int | None = None, size: dict | None = None, batch: int | None = None) -> NetworkCase:
     """The case for ``network`` and ``seed``; the keyword arguments only apply to the transformer.
 
     ``outlier_*``: massive activations in ``ByteTransformer.OUTLIER_DIMS`` (from the embedding, or
@@ -56,9 +56,11 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     :func:`networks.plant_super_weights` (block, ratio, row); ``outlier_weights``: of
     :func:`networks.plant_outlier_weights` (block, ratio, share, seed). ``output_logits``: the median runner-up
     output logit after :func:`networks.grow_output_logits`. ``attention_logits``: arguments of
-    :func:`networks.grow_attention_logits` (block, peak). ``outlier_token``: the massive activations
+    :func:`networks.grow_attention_logits` (block, peak), or a list of them. ``outlier_token``: the massive activations
     (``outlier_scale``) sit on this byte's embedding only (:func:`networks.plant_token_outliers`).
-    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2).
+    ``size``: the transformer's ``width``, ``heads`` and ``layers`` (default 64, 4, 2). ``batch`` (R-Net,
+    O-Net): a batch of that many candidate windows, the face box and boxes a few pixels around it (what P-Net
+    hands the next stage), instead of the face box alone.
     """
     if network == "mtcnn_pnet":
         offset = tuple(abs(s) for s in _jitter(seed, 8))
@@ -68,11 +70,14 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
     if network in ("mtcnn_rnet", "mtcnn_onet"):
         size = 24 if network == "mtcnn_rnet" else 48
         shift = _jitter(seed, 3)
-        raw = inputs.face_crop(size, shift=shift)
+        shifts = [shift] + [_jitter(seed * 100 + i, 8) for i in range(1, batch or 1)]
+        raw = torch.cat([inputs.face_crop(size, shift=s) for s in shifts])
         net = networks.mtcnn(network.split("_")[1])
+        net.batch = len(shifts)
+        windows = f"a batch of {len(shifts)} candidate windows around " if batch else ""
         return NetworkCase(network, seed, net, {"images": inputs.mtcnn_normalise(raw)}, raw,
-                           {"size": size, "shift": shift},
-                           f"MTCNN {network[-4:].upper()} on the astronaut's face cropped to {size}x{size}")
+                           {"size": size, "shift": shift, **({"shifts": shifts} if batch else {})},
+                           f"MTCNN {network[-4:].upper()} on {windows}the astronaut's face cropped to {size}x{size}")
     if network == "crepe_tiny":
         start = 32000 + 160 * (seed % 50)
         return NetworkCase(network, seed, networks.crepe_tiny(), {"frames": inputs.crepe_frames(8, start)},
@@ -94,10 +99,10 @@ def build_case(network: str, seed: int, *, outlier_scale: float = 1.0,
             networks.plant_token_outliers(module, outlier_token, outlier_scale)
             notes.append(f"massive activations ({outlier_scale:g}) on the embedding of byte {chr(outlier_token)!r} "
                          "only")
-        if attention_logits is not None:
-            factor = networks.grow_attention_logits(module, tokens, **attention_logits)
-            notes.append(f"block {attention_logits['block']}'s query and key projections scaled x{factor:.1f}: "
-                         f"its largest attention logit is {attention_logits['peak']:g}")
+        for grown in [attention_logits] if isinstance(attention_logits, dict) else attention_logits or []:
+            factor = networks.grow_attention_logits(module, tokens, **grown)
+            notes.append(f"block {grown['block']}'s query and key projections scaled x{factor:.1f}: "
+                         f"its largest attention logit is {grown['peak']:g}")
         if super_weights is not None:
             value = networks.plant_super_weights(module, **super_weights)
             notes.append(f"super weights of {value:.2f} in block {super_weights['block']}'s MLP down-projection")

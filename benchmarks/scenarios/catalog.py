@@ -14,6 +14,13 @@ import torch
 
 from benchmarks.scenarios import faults, graph, inputs
 from benchmarks.scenarios.cases import NetworkCase
+from benchmarks.scenarios.rule_case_faults import (
+    batch_flipped,
+    int8_attention_softmax,
+    int8_down_projection,
+    per_tensor_and_clipped,
+    train_transform_left_on,
+)
 
 FAMILIES: tuple[str, ...] = (
     "clean_fp16", "clean_bf16", "fp16_overflow", "input_mismatch", "problem_node",
@@ -490,6 +497,7 @@ CORPUS: tuple[ScenarioSpec, ...] = (
 
 #: Scenarios made for the rules' input cases (rules/core/*/cases, benchmarks.rule_input_runs), not part of the
 #: corpus the diagnosis benchmark scores: without the dumps the advisor cannot tell their fault from another.
+_GROWN_LOGITS = [{"block": 0, "peak": 3000.0}, {"block": 1, "peak": 3000.0}]
 RULE_CASES: tuple[ScenarioSpec, ...] = (
     ScenarioSpec("duplicate_normalization", "mtcnn_rnet", "normalised_into_bn_inserted", 0,
                  normalised_into_normalising_model),
@@ -499,6 +507,27 @@ RULE_CASES: tuple[ScenarioSpec, ...] = (
     # the size, and the output still breaks (at 96 bytes it no longer does).
     ScenarioSpec("quant_symmetric", "byte_transformer", "attention_int8_112", 0,
                  symmetric_attention_probabilities((0, 1)), case_args={"text_bytes": 112}),
+    # R-Net on a batch of 8 candidate windows: the training transform left on in the target's data loader, and
+    # its near miss, every window mirrored alike.
+    ScenarioSpec("random_preprocessing", "mtcnn_rnet", "train_transform_b8", 0, train_transform_left_on(7),
+                 case_args={"batch": 8}),
+    ScenarioSpec("input_mismatch", "mtcnn_rnet", "mirrored_batch_b8", 0, batch_flipped, case_args={"batch": 8}),
+    # The transformer after attention logit growth in both blocks (largest q . k 3000): an int8 layer list that
+    # names both attention Softmax ops, and its near miss, the same network in FP16 (the Softmax kept in float).
+    ScenarioSpec("quant_sensitive_op", "byte_transformer", "int8_softmax_logits_3000", 0,
+                 int8_attention_softmax((0, 1)), case_args={"attention_logits": _GROWN_LOGITS}),
+    ScenarioSpec("clean_fp16", "byte_transformer", "logits_3000", 0, no_fault,
+                 case_args={"attention_logits": _GROWN_LOGITS}),
+    # Block 1's MLP down-projection in int8 as configured (per-channel weights, min/max activations): its kernel
+    # rescales every channel with channel 0's scale (a backend bug), and the same build with the kernel right.
+    ScenarioSpec("quant_backend_issue", "byte_transformer", "one_scale_kernel_b1", 0, int8_down_projection(1, True)),
+    ScenarioSpec("clean_int8", "byte_transformer", "per_channel_b1", 0, int8_down_projection(1, False)),
+    # Block 1's down-projection with super weights, int8 per tensor and its input calibrated at the 97th
+    # percentile: the per-channel fix alone leaves the output broken (checked on the CPU), min/max added restores
+    # it; and the per-tensor mistake alone (min/max calibration), which per-channel weights restore.
+    *(ScenarioSpec("quant_per_tensor", "byte_transformer", variant, 0, per_tensor_and_clipped(1, percentile),
+                   case_args={"super_weights": {"block": 1, "ratio": 40.0, "row": 0}})
+      for variant, percentile in (("super_weights_clipped_97_b1", 97.0), ("super_weights_minmax_b1", None))),
 )
 
 #: The committed test subset: one scenario per family, on the smallest networks.

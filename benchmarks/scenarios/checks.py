@@ -30,7 +30,8 @@ from advisor.ingest import read_comparison
 
 #: The vendors' cosine threshold: only used to report where a cosine-only reader would look.
 COSINE_OK = 0.99
-INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "input_scale_mismatch")
+INPUT_KINDS = ("input_mismatch", "rgb_bgr_swap", "duplicate_normalization", "layout_nchw_nhwc", "input_scale_mismatch",
+               "random_preprocessing")
 #: Kinds where every op agrees and only the network output as handed over differs (its layout).
 OUTPUT_ONLY_KINDS = ("output_layout",)
 #: Kinds whose root cause must break the network output (a problem node, as the advisor says today).

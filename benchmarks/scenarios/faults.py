@@ -397,6 +397,21 @@ class CalibrationFault(InputQuantFault):
 
 
 @dataclass
+class SensitiveQuantFault(InputQuantFault):
+    """:class:`InputQuantFault` on an op int8 handles badly (a Softmax, a normalisation): no int8 setting is
+    its fix; keeping the op in float is."""
+
+    fix_settings: ClassVar[dict[str, Any]] = {}
+
+    def fixed(self) -> Fault | None:
+        return self.with_keep([Keep(golden=self.golden_ops, precision="float16")])
+
+    def verify(self, plan: TargetPlan, run: TargetRun) -> list[str]:
+        """Its input may have either sign (logits): nothing to check beyond the labelled signature."""
+        return []
+
+
+@dataclass
 class OverflowFault(Fault):
     """No injected computation: the network's own large activations overflow float16.
 

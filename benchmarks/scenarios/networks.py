@@ -81,6 +81,7 @@ class RNet(nn.Module):
         self.pool2 = nn.MaxPool2d(3, 2, ceil_mode=True)
         self.conv3 = nn.Conv2d(48, 64, kernel_size=2)
         self.prelu3 = nn.PReLU(64)
+        self.batch = 1                     # windows per call (a plain int: traced as a constant)
         self.dense4 = nn.Linear(576, 128)
         self.prelu4 = nn.PReLU(128)
         self.dense5_1 = nn.Linear(128, 2)
@@ -92,7 +93,7 @@ class RNet(nn.Module):
         x = self.pool2(self.prelu2(self.conv2(x)))
         x = self.prelu3(self.conv3(x))
         x = x.permute(0, 3, 2, 1)          # the weights were converted from a channels-last model
-        x = x.reshape(1, 576)
+        x = x.reshape(self.batch, 576)
         x = self.prelu4(self.dense4(x))
         return self.dense5_2(x), self.softmax5_1(self.dense5_1(x))
 
@@ -113,6 +114,7 @@ class ONet(nn.Module):
         self.pool3 = nn.MaxPool2d(2, 2, ceil_mode=True)
         self.conv4 = nn.Conv2d(64, 128, kernel_size=2)
         self.prelu4 = nn.PReLU(128)
+        self.batch = 1
         self.dense5 = nn.Linear(1152, 256)
         self.prelu5 = nn.PReLU(256)
         self.dense6_1 = nn.Linear(256, 2)
@@ -126,7 +128,7 @@ class ONet(nn.Module):
         x = self.pool3(self.prelu3(self.conv3(x)))
         x = self.prelu4(self.conv4(x))
         x = x.permute(0, 3, 2, 1)
-        x = x.reshape(1, 1152)
+        x = x.reshape(self.batch, 1152)
         x = self.prelu5(self.dense5(x))
         return self.dense6_2(x), self.dense6_3(x), self.softmax6_1(self.dense6_1(x))
 

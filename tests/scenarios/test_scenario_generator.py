@@ -191,3 +191,64 @@ def test_onnx_export_reproduces_the_golden_outputs(tmp_path):
     for info, value in zip(session.get_outputs(), outputs, strict=True):
         (reference,) = golden.glob(f"{info.name}.0.*.npy")
         np.testing.assert_allclose(value, np.load(reference), atol=1e-5)
+
+
+@needs_mtcnn
+def test_a_training_transform_left_on_treats_each_window_of_the_batch_its_own_way():
+    """The random_preprocessing rule-case fault: each target window is its golden window through the one
+    augmentation drawn for it (untouched, mirrored, moved with a black border, brightened), the draws differ
+    from window to window, and a batched R-Net fed the golden windows computes what R-Net does on each alone."""
+    from benchmarks.scenarios import inputs
+    from benchmarks.scenarios.cases import build_case
+    from benchmarks.scenarios.rule_case_faults import PADDING, augment
+
+    (spec,) = [s for s in catalog.RULE_CASES if s.family == "random_preprocessing"]
+    case = build_case(spec.network, spec.seed, **spec.case_args)
+    golden = case.feeds["images"]
+    target = spec.make_fault(case).target_feeds(case.feeds)["images"]
+    generator = torch.Generator().manual_seed(7)
+    names = [augment(window, generator)[1] for window in case.raw]
+    assert len(set(n.split("(")[0] for n in names)) >= 3 and "identity" in names
+    for name, g, t in zip(names, golden, target, strict=True):
+        raw_g, raw_t = g / 0.0078125 + 127.5, t / 0.0078125 + 127.5
+        if name == "identity":
+            assert torch.equal(t, g)
+        elif name == "hflip":
+            assert torch.equal(t, g.flip(-1))
+        elif name.startswith("translate"):
+            dy, dx = (int(v) for v in name[len("translate("):-1].split(","))
+            moved = torch.roll(raw_g, (dy, dx), dims=(-2, -1))
+            inner = (slice(None), slice(PADDING, -PADDING), slice(PADDING, -PADDING))
+            assert torch.allclose(raw_t[inner], moved[inner], atol=1e-3)
+            assert raw_t.amin() == 0.0                                  # the black border
+        else:
+            factor = float(name[len("brightness("):-1])
+            assert torch.allclose(raw_t, (raw_g * factor).clamp(0, 255), atol=0.01 * 255)
+    batched = case.module(golden)[0]
+    case.module.batch = 1
+    alone = torch.cat([case.module(inputs.mtcnn_normalise(window[None]))[0] for window in case.raw])
+    assert torch.allclose(batched, alone, atol=1e-5)
+
+
+def test_an_int8_kernel_computed_right_is_the_simulated_layer_and_the_one_scale_bug_rescales_channels():
+    """The quant_backend_issue rule-case fault: the layer in integer arithmetic as configured equals the framework's
+    fake-quantised layer (min/max symmetric input, per-channel weights); the kernel bug multiplies each output
+    channel by channel 0's weight scale over its own."""
+    from benchmarks.scenarios.emulation import OpContext, TargetOp
+    from benchmarks.scenarios.rule_case_faults import Int8KernelFault
+
+    generator = torch.Generator().manual_seed(3)
+    x, weight = torch.randn(5, 16, generator=generator), torch.randn(16, 8, generator=generator)
+    weight[:, 3] *= 10                                              # one channel of a much wider range
+    op = TargetOp(7, "MatMul_7", "BatchMatMulV2", ["MatMul_7"], ["x"], "y", "compute")
+
+    def computed(one_scale: bool) -> torch.Tensor:
+        fault = Int8KernelFault(kind="quant_backend_issue", golden_ops=("MatMul_7",), calibration="minmax",
+                                weight=weight, one_scale=one_scale)
+        return fault.run_op(OpContext(op, [x], lambda inputs, overrides: inputs[0] @ weight, calibration=[x]))
+
+    simulated = faults.fake_quant_activation(x, True, float(x.min()), float(x.max())) @ \
+        faults.int8_weights(weight, per_tensor=False, channel_axis=-1)
+    assert torch.allclose(computed(False), simulated, atol=1e-5)
+    scales = weight.abs().amax(dim=0)
+    assert torch.allclose(computed(True), computed(False) * scales[0] / scales, atol=1e-5)

@@ -108,3 +108,23 @@ def test_an_int8_layer_is_quantised_as_the_build_config_says():
     asymmetric = emulator.run(Numerics("float32", quant=settings).with_settings(
         {"activation_quant_algo": "asymmetric"}))
     assert np.abs(asymmetric["y"] - x @ weight).max() < np.abs(got - x @ weight).max()
+
+
+def test_a_listed_layer_of_a_type_without_weights_has_its_input_quantised():
+    """A hand-written int8 layer list that names a Softmax: the build computes it on int8 logits, so the
+    emulation quantises its input (min/max calibrated on the float run) before the exponentials."""
+    logits = np.array([[0.0, 0.3, 0.6, 1.0, -100.0]], dtype=np.float32)    # one int8 step: 100 / 127
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], name="Softmax_1", axis=-1)], [("x", [1, 5])], ["y"])
+    emulator = Emulator(model, [Group("Softmax_1", 0, ("Softmax_1",))], {"x": logits},
+                        QuantPlan(model, {}, lambda: {"x": logits}, 99.99))
+    settings = QuantSettings(precision="int8", float_precision="float32", layers=("Softmax_1",),
+                             activation_symmetric=True, calibration="minmax")
+    got = emulator.run(Numerics("float32", quant=settings))["y"]
+    step = 100.0 / 127
+    codes = np.clip(np.round(logits.astype(np.float64) / step), -128, 127) * step
+    want = np.exp(codes - codes.max()) / np.exp(codes - codes.max()).sum()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    unlisted = QuantSettings(precision="int8", float_precision="float32", activation_symmetric=True,
+                             calibration="minmax")
+    np.testing.assert_allclose(emulator.run(Numerics("float32", quant=unlisted))["y"],
+                               np.exp(logits) / np.exp(logits).sum(), rtol=1e-5, atol=1e-7)
