@@ -65,7 +65,10 @@ def number_shaped(column: Any) -> np.ndarray:
     if column.null_count:
         filled &= column.is_valid().to_numpy(zero_copy_only=False)
     shaped = np.zeros(len(column), dtype=bool)
-    if odd.size:   # a filled cell is shaped when none of its bytes is odd (reduceat: from each start to the next)
-        starts = offsets[:-1][filled] - start
-        shaped[filled] = ~np.logical_or.reduceat(odd, starts)
+    if odd.size:
+        # a filled cell is shaped when none of its bytes is odd: reduceat over [start, end) and [end, next
+        # start) in turn, keeping the first of each pair (a null cell's bytes, if any, fall in the second)
+        bounds = np.empty(2 * int(filled.sum()), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = offsets[:-1][filled] - start, offsets[1:][filled] - start
+        shaped[filled] = ~np.logical_or.reduceat(np.append(odd, False), bounds)[0::2]
     return shaped

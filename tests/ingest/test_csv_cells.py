@@ -64,6 +64,22 @@ def test_number_shaped_cells_that_are_no_number_read_as_before(odd):
         assert words.tolist() == python_words.tolist() and words.iat[1] == odd
 
 
+def test_number_shapes_read_each_cell_by_its_own_bytes():
+    """A null slot may hold bytes (Arrow leaves them undefined) and a slice starts inside the buffers:
+    each cell is judged on its own bytes only."""
+    import pyarrow as pa
+
+    from advisor.ingest.arrow_text import number_shaped
+
+    data = b"1x2-3e4" + b"1.5%" + b"7"
+    offsets = np.array([0, 1, 2, 3, 7, 11, 11, 12], dtype=np.int64)   # "1", null "x", "2", "-3e4", "1.5%", "", "7"
+    validity = np.packbits(np.array([1, 0, 1, 1, 1, 1, 1], dtype=bool), bitorder="little")
+    column = pa.Array.from_buffers(pa.large_string(), 7, [pa.py_buffer(validity), pa.py_buffer(offsets.tobytes()),
+                                                          pa.py_buffer(data)])
+    assert number_shaped(column).tolist() == [True, False, True, True, False, False, True]
+    assert number_shaped(column.slice(2, 4)).tolist() == [True, True, False, False]
+
+
 def test_distinct_texts_map_the_same_from_arrow_and_from_python_strings():
     path = next((REALTOOL / "msprobe_argument_mismatch__mlp__dropout_p__mix_statistics").glob("*.csv"))
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
