@@ -252,10 +252,8 @@ def per_tensor_down_projection(block: int) -> Callable:
                          f"differ by {spread:.0f}x ({to_median:.0f}x the median channel) because two channels hold "
                          f"super weights, so the scale they set leaves every other channel a few int8 steps; "
                          f"per-channel scales would keep each channel's own range"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_tensor",
-                "weight_only": True},
-                "quantized_layers": [_projection_op(case, parameter)]})
+            build_knobs=faults.magicmind_int8([_projection_op(case, parameter)], weight_quant_granularity="per_tensor",
+                                              weight_only=True))
     return make
 
 
@@ -271,10 +269,7 @@ def per_channel_down_projection(block: int) -> Callable:
                          "scattered outlier weight each: the outlier sets its channel's scale and leaves the "
                          "channel's other weights a few int8 steps. No int8 setting restores the layer; it needs "
                          "FP16 (or an outlier-aware quantisation)"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
-                "weight_only": True},
-                "quantized_layers": [op]})
+            build_knobs=faults.magicmind_int8([op], weight_quant_granularity="per_channel", weight_only=True))
     return make
 
 
@@ -289,10 +284,9 @@ def symmetric_attention_probabilities(blocks: tuple[int, ...]) -> Callable:
                          "1/127): the 128 negative codes are never used and a typical probability (~1/"
                          f"{case.feeds['tokens'].shape[1]}) is less than one step; asymmetric/unsigned int8 "
                          "(scale 1/255) halves the step and keeps this op within the thresholds"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
-                "quantized_layers": list(contexts),
-                "calibration": {"custom_ranges": {c + ":input:0": [0.0, 1.0] for c in contexts}}})
+            build_knobs=faults.magicmind_int8(
+                contexts, {"custom_ranges": {c + ":input:0": [0.0, 1.0] for c in contexts}},
+                activation_quant_algo="symmetric"))
     return make
 
 
@@ -306,11 +300,9 @@ def clipped_down_projection_input(block: int, percentile: float) -> Callable:
                          f"symmetric int8 with a range calibrated at the {percentile:g}th percentile of |x| on "
                          "the calibration data: the largest activations, which carry much of the layer's "
                          "output, are clipped; min/max calibration keeps them"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
-                "activation_quant_algo": "symmetric"},
-                "quantized_layers": [op],
-                "calibration": {"algorithm": "percentile", "percentile": percentile}})
+            build_knobs=faults.magicmind_int8([op], {"algorithm": "percentile", "percentile": percentile},
+                                              weight_quant_granularity="per_channel",
+                                              activation_quant_algo="symmetric"))
     return make
 
 

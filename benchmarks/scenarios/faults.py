@@ -680,6 +680,18 @@ def _mse_range(x: torch.Tensor, symmetric: bool, low: float, high: float,
 
 # --- remedies -----------------------------------------------------------------------------
 
+def magicmind_int8(layers: Iterable[str], calibration: Mapping[str, Any] | None = None,
+                   **precision: Any) -> dict[str, Any]:
+    """The build knobs of a MagicMind int8 build (``qint8_mixed_float16``) that quantises ``layers``, with its
+    other ``precision`` settings and, when given, the ``calibration`` section."""
+    knobs: dict[str, Any] = {"tool": "magicmind",
+                             "precision_config": {"precision_mode": "qint8_mixed_float16", **precision},
+                             "quantized_layers": list(layers)}
+    if calibration is not None:
+        knobs["calibration"] = dict(calibration)
+    return knobs
+
+
 def check_settings(settings: Mapping[str, Any]) -> list[str]:
     """The generic knobs in ``settings`` the emulation does not know (others are ignored by it).
 

@@ -78,9 +78,7 @@ def int8_attention_softmax(blocks: tuple[int, ...]) -> Callable[[NetworkCase], f
                          "their input, the scaled attention logits, is quantised to symmetric int8 with min/max "
                          "calibration. The logits span a wide range (attention logit growth), so one int8 step is "
                          "a large change of a logit and of its exponential; toolchains keep Softmax in float"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "activation_quant_algo": "symmetric"},
-                "quantized_layers": list(softmaxes), "calibration": {"algorithm": "minmax"}})
+            build_knobs=faults.magicmind_int8(softmaxes, {"algorithm": "minmax"}, activation_quant_algo="symmetric"))
     return make
 
 
@@ -136,10 +134,8 @@ def int8_down_projection(block: int, one_scale: bool) -> Callable[[NetworkCase],
             kind="quant_backend_issue" if one_scale else "consistent", golden_ops=(op,), slot=0, symmetric=True,
             calibration="minmax", weight=case.module.get_parameter(parameter), one_scale=one_scale,
             description=settings + (bug if one_scale else ", and its kernel computes them right"),
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_channel",
-                "activation_quant_algo": "symmetric"},
-                "quantized_layers": [op], "calibration": {"algorithm": "minmax"}})
+            build_knobs=faults.magicmind_int8([op], {"algorithm": "minmax"}, weight_quant_granularity="per_channel",
+                                              activation_quant_algo="symmetric"))
     return make
 
 
@@ -195,8 +191,6 @@ def per_tensor_and_clipped(block: int, percentile: float | None) -> Callable[[Ne
             kind="quant_per_tensor", golden_ops=(op,), slot=0, symmetric=True,
             calibration="percentile" if percentile is not None else "minmax", percentile=percentile or 99.99,
             weight=case.module.get_parameter(parameter), description=weights + clipped,
-            build_knobs={"tool": "magicmind", "precision_config": {
-                "precision_mode": "qint8_mixed_float16", "weight_quant_granularity": "per_tensor",
-                "activation_quant_algo": "symmetric"},
-                "quantized_layers": [op], "calibration": calibration})
+            build_knobs=faults.magicmind_int8([op], calibration, weight_quant_granularity="per_tensor",
+                                              activation_quant_algo="symmetric"))
     return make
