@@ -9,16 +9,33 @@ from typing import Any
 import numpy as np
 
 
+def _buffers(column: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The offsets of an Arrow large_string array's cells (one more than the cells: cell i is
+    ``text[offsets[i]:offsets[i + 1]]``) and its character bytes; None when it holds no text."""
+    _, offsets_buffer, data = column.buffers()
+    if data is None or not len(column):
+        return None
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    return offsets, np.frombuffer(data, dtype=np.uint8)
+
+
+def _filled(column: Any, offsets: np.ndarray) -> np.ndarray:
+    """Per cell: not null and not empty."""
+    filled = offsets[1:] > offsets[:-1]
+    if column.null_count:
+        filled &= column.is_valid().to_numpy(zero_copy_only=False)
+    return filled
+
+
 def newlines_per_cell(column: Any) -> np.ndarray:
     """How many newlines each cell of an Arrow large_string array holds: the newlines found in its
     character buffer by numpy, counted per cell by its offsets (a stack column is 40 % of the file)."""
-    _, offsets_buffer, data = column.buffers()
     count = np.zeros(len(column), dtype=np.int64)
-    if data is None or not len(column):
+    if (buffers := _buffers(column)) is None:
         return count
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    offsets, text = buffers
     start = int(offsets[0])
-    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[start:int(offsets[-1])] == 10) + start
+    at = np.flatnonzero(text[start:int(offsets[-1])] == 10) + start
     if at.size:
         count += np.bincount(np.searchsorted(offsets, at, side="right") - 1, minlength=len(column))
     return count
@@ -34,15 +51,11 @@ def has_edge_space(column: Any) -> bool:
     """Whether a cell of an Arrow large_string array starts or ends with a space, tab, CR or LF: the
     first and last byte of each cell read from its buffers by numpy (a regular expression reads
     every byte of a million names: ~0.5 s of a 1M-row msprobe read)."""
-    _, offsets_buffer, data = column.buffers()
-    if data is None or not len(column):
+    if (buffers := _buffers(column)) is None:
         return False
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    offsets, text = buffers
     starts, ends = offsets[:-1], offsets[1:]
-    filled = ends > starts
-    if column.null_count:
-        filled &= column.is_valid().to_numpy(zero_copy_only=False)
-    text = np.frombuffer(data, dtype=np.uint8)
+    filled = _filled(column, offsets)
     return bool((_EDGE_SPACE[text[starts[filled]]] | _EDGE_SPACE[text[ends[filled] - 1]]).any())
 
 
@@ -55,15 +68,12 @@ def number_shaped(column: Any) -> np.ndarray:
     """Per cell of an Arrow large_string array: filled, and written only with the bytes of a plain
     decimal number (a wider set than the numbers themselves: ``1-2`` passes). Read from the buffers by
     numpy, where a regular expression costs 60 ms per million cells."""
-    _, offsets_buffer, data = column.buffers()
-    if data is None or not len(column):
+    if (buffers := _buffers(column)) is None:
         return np.zeros(len(column), dtype=bool)
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+    offsets, text = buffers
     start = int(offsets[0])
-    odd = ~_NUMBER_BYTE[np.frombuffer(data, dtype=np.uint8)[start:int(offsets[-1])]]
-    filled = offsets[1:] > offsets[:-1]
-    if column.null_count:
-        filled &= column.is_valid().to_numpy(zero_copy_only=False)
+    odd = ~_NUMBER_BYTE[text[start:int(offsets[-1])]]
+    filled = _filled(column, offsets)
     shaped = np.zeros(len(column), dtype=bool)
     if odd.size:
         # a filled cell is shaped when none of its bytes is odd: reduceat over [start, end) and [end, next
