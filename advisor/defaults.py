@@ -8,12 +8,14 @@ from __future__ import annotations
 #: Report formats written when --format is not given (advisor/report).
 DEFAULT_FORMATS: tuple[str, ...] = ("html", "md", "json", "txt")
 
-# Op facts handed to the rules at most (--max-op-facts). The selection (advisor/facts/select.py) keeps
-# what a verdict needs first, so the cap only thins out the long tail. Set from measurement: the engine
-# costs about 1.6 s per 1k op facts, linear to 100k (benchmarks/engine_scale.py), so 20k facts are ~30 s
-# of rules at most, and real comparisons rarely have a tenth of that many notable ops
-# (docs/how-it-judges.md).
-DEFAULT_MAX_OP_FACTS = 20000
+# Op facts handed to the rules at most (--max-op-facts). Only ops some rule may match become facts,
+# and the places go round the rules (advisor/facts/select.py), so the cap thins out the long tail of
+# each rule. Set from measurement: each op fact costs ~0.7 ms end to end with its findings and their
+# reports (the rules alone ~0.06 ms, benchmarks/engine_scale.py). A 1M-row msprobe summary comparison
+# of a training step, replicated from a real one with thousands of independent overflow onsets, ran
+# 11 s at 5,000 (3,334 errors judged) against 23 s at 20,000; real comparisons rarely have that many
+# ops a rule may match (docs/how-it-judges.md).
+DEFAULT_MAX_OP_FACTS = 5000
 
 #: File names advisor batch --scan takes for comparison results (advisor/batch/scan.py).
 DEFAULT_PATTERN = "result_*.csv"

@@ -1,8 +1,8 @@
 """Which ops the rules could match, decided over the whole ops table at once.
 
 Any op of a comparison may matter to some rule (a team rule on every Softmax whose output cosine is
-under 0.999), but asserting every op of a million-row comparison into durable_rules costs about
-1.6 s per 1k facts. So each rule's conditions on ``op`` facts, compiled exactly as the engine
+under 0.999), but asserting every op of a million-row comparison (275k ops) into durable_rules
+would cost far more than reading it. So each rule's conditions on ``op`` facts, compiled exactly as the engine
 compiles them (``Rule.compile_when``, the run's parameters applied), are evaluated here column by
 column with numpy: an op becomes a fact when some rule could match it. What a column cannot decide
 (a comparison with a field of another fact, a field the table does not hold) counts as "may
