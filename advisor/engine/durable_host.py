@@ -31,7 +31,7 @@ class PositionalRuleset(durable_engine.Ruleset):
         """Run the actions of one assertion, one match after the other, as the stock Ruleset does but
         without what only its asynchronous actions need (a lease clock read twice per match, a
         completion promise, the state written back after each match: update_state parses it and
-        looks it up among the stored facts, ~20% of a large run's matching, to learn it is
+        looks it up among the stored facts, ~5% of a large run's matching, to learn it is
         unchanged): our actions only read the match and never change the state, and a large
         comparison makes tens of thousands of matches. An exception an action lets escape ends the
         assertion with it (the stock loop stores it on the state, where nobody reads it)."""
@@ -120,9 +120,7 @@ def fields_read(definition: dict[str, Any]) -> frozenset[str]:
                 visit(item)
         elif isinstance(node, dict):
             for key, value in node.items():
-                if key in ("$and", "$or", "$all", "$any"):
-                    visit(value)
-                elif key.startswith("$"):      # {"$lt": {field: operand}}, {"$ex": {field: 1}}
+                if key.startswith("$"):         # {"$and": [...]}, {"$lt": {field: operand}}, {"$ex": {field: 1}}
                     visit(value)
                 else:
                     fields.add(key)

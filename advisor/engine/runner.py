@@ -12,7 +12,7 @@ durable_rules facts this module is built around:
 * ordering joins cannot go to durable_rules (conditions.Guard), and without them it would pair every
   fact of one pattern with every fact of the other; and its joins cost quadratically anyway: each
   beta node keeps the facts of a pattern in a fixed 512-bucket table and walks a bucket on every
-  insertion (with 67k findings, 17% of a large run's matching). So durable_rules matches each
+  insertion (with 67k findings, a quarter of durable_rules' time). So durable_rules matches each
   pattern alone (a rule of one pattern whole; each distinct pattern of the others once, as a
   candidate) and the patterns of a rule are joined by index here (joins.IndexedJoin, explain.py);
 * no durable rule relating two facts, facts are asserted in states of FACTS_PER_STATE facts each:
@@ -54,8 +54,8 @@ CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__nev
                   "pri": 1_000_000, "run": lambda c: None}
 _run_ids = itertools.count()
 # Facts per durable_rules state: the store's insertion cost grows with the facts stored, and each
-# state has its own store. A state costs ~20 KB per rule to create; 2048 facts a state was the
-# fastest of 512, 2048 and 8192 on 114k facts (issue 33).
+# state has its own store, but a state has its cost too. Of 512, 2048 and 8192 facts a state, 2048
+# was the fastest and smallest on a 1M-row comparison's 114k facts (issue 33).
 FACTS_PER_STATE = 2048
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
@@ -320,4 +320,3 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             collector.fired[group.rule] = collector.fired.get(group.rule, 0) + count
     return EngineResult(findings=list(collector.findings.values()), explanations=list(collector.explanations),
                         fired=collector.fired, groups=[g for g in groups if g.causes and g.symptoms])
-
