@@ -24,21 +24,26 @@ COMPARISONS = {"$lt": np.less, "$lte": np.less_equal, "$gt": np.greater, "$gte":
 
 def op_candidates(rules: Iterable[Rule], params: Mapping[str, Mapping[str, Any]],
                   columns: Mapping[str, Any], length: int) -> np.ndarray:
-    """A mask over the ``length`` ops: True where some alternative of some rule's ``op`` pattern may
-    hold. ``columns`` maps an op-fact field to its values in op order (a pandas Series or an array;
-    NA where the fact would not carry the field) or to one value shared by every op."""
-    mask = np.zeros(length, dtype=bool)
+    """Which ops each rule may match: a (rules, ``length``) mask, one row per rule with an ``op``
+    pattern, True where some alternative of that pattern may hold (the rows let the op-fact cap
+    share its places among the rules: facts/select.py). ``columns`` maps an op-fact field to its
+    values in op order (a pandas Series or an array; NA where the fact would not carry the field)
+    or to one value shared by every op."""
+    rows = []
     for rule in rules:
+        mask = np.zeros(length, dtype=bool)
+        asks = False
         for alternative in rule.compile_when(dict(params.get(rule.id) or {})):
             for pattern in alternative.all:
                 for condition in pattern.values():
                     terms = condition.get("$and", ())
-                    if {"fact": "op"} not in terms:
+                    if {"fact": "op"} not in terms or mask.all():
                         continue
+                    asks = True
                     mask |= holds(terms, columns, length)
-                    if mask.all():
-                        return mask
-    return mask
+        if asks:
+            rows.append(mask)
+    return np.array(rows, dtype=bool).reshape(len(rows), length)
 
 
 def holds(terms: list[dict[str, Any]], columns: Mapping[str, Any], length: int) -> np.ndarray:

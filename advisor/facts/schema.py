@@ -50,10 +50,11 @@ FACT_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
         "output_line": (NUMBER, "source line of the output row"),
         "first_deviating_index": (NUMBER, "op index of the first deviating op"),
         "first_deviating_op": (STRING, "name of the first deviating op"),
-        "notable_ops": (NUMBER, "ops that become op facts whatever the rules ask (entries, overflow onsets, inputs, "
-                                "output...); every op some rule of the run may match becomes one too"),
+        "notable_ops": (NUMBER, "ops where error enters, an overflow starts, the inputs and outputs, mismatches: "
+                                "ranked first under --max-op-facts (op facts are the ops some rule of the run may "
+                                "match)"),
         "op_facts": (NUMBER, "op facts handed to the rules"),
-        "op_facts_left_out": (NUMBER, "notable or rule-matched ops left out by --max-op-facts (0: the rules saw every "
+        "op_facts_left_out": (NUMBER, "ops some rule may match, left out by --max-op-facts (0: the rules saw every "
                                       "one)"),
         "overflow_entries": (NUMBER, "ops where an FP16 overflow starts while their inputs agree"),
         "keep_fp32_all": (STRING, "what to keep in FP32 for every such overflow, comma-joined"),

@@ -36,47 +36,53 @@ def choose_op_facts(ops: pd.DataFrame, network: dict[str, Any], limit: int, warn
                     graph: bool = False, keep_span: int = 32, wanted: np.ndarray | None = None) -> list[dict]:
     """The op facts, chosen by what a verdict needs, never by position alone.
 
-    ``wanted``: the ops some rule of the run may match (engine.opfilter, over ``op_fact_columns``);
-    they become facts beside the notable ones, so a rule sees every op it asks for.
+    ``wanted``: which ops each rule of the run may match (engine.opfilter over ``op_fact_columns``: a
+    mask per rule). They, and only they, become facts, so a rule sees every op it asks for and an op
+    no rule can match (the engine would drop it unasserted) never takes a place under ``limit``.
+    Without ``wanted`` (a caller with no rules at hand), the notable ops become facts.
 
     Notable ops: where error enters (or shows first on an op's inputs), where an overflow starts, the
     network inputs and output, mismatched parameters/arguments/checksums, casts before the first
-    entry (``--graph``), msquickcmp's first mark. When there are more than ``limit``, they are ranked:
-    1. always kept, whatever the limit: the inputs, the output (of several, the one the network fact
-       names: the worst), the first and the last entry (the last entry is never followed by another,
-       so no rule can call it absorbed: a deviating output always has an op to blame), the first
-       overflow onset;
-    2. the other outputs: all of them while the limit allows (a training step's outputs are every
-       head, loss and parameter gradient: 33,557 on a 1M-row msprobe comparison, more than the
-       default limit on their own);
-    3. the other primary ops (overflow onsets, mismatches, casts);
-    4. entries the network does not visibly recover from (no ``recovered_cosine``, then the lowest):
-       the candidates for a problem node; ties by position;
-    5. the other ops a rule asked for (``wanted``), in order.
+    entry (``--graph``), msquickcmp's first mark. When there are more facts than ``limit``:
+    - always kept, whatever the limit: the inputs, the output (of several, the one the network fact
+      names: the worst), the first and the last entry (the last entry is never followed by another,
+      so no rule can call it absorbed: a deviating output always has an op to blame), the first
+      overflow onset;
+    - the other places go round the rules (``_ranked``), each rule's candidates ranked by tier:
+      1. the other outputs (a training step's outputs are every head, loss and parameter gradient:
+         33,557 on a 1M-row msprobe comparison, more than the default limit on their own);
+      2. the other primary ops (overflow onsets, mismatches, casts);
+      3. entries the network does not visibly recover from (no ``recovered_cosine``, then the
+         lowest): the candidates for a problem node; ties by position;
+      4. the other ops a rule asked for, in order.
     What is left out is counted on the network fact (``op_facts_left_out``) and in a warning."""
     primary, entries, notable = notable_ops(ops, graph)
     # The training fields that describe one op (mark_training) are columns only when an op has one.
     fields = [*OP_FACT_FIELDS, *(name for name in TRAINING_OP_FIELDS if name in ops),
               *(GRAPH_OP_FACT_FIELDS if graph else ())]
     network["notable_ops"] = int(notable.sum())
-    asked = wanted & ~notable if wanted is not None else np.zeros(len(ops), dtype=bool)
-    notable = notable | asked
-    chosen = ops[notable]
+    # One row per rule (engine.opfilter); the notable ops as one row when no rules are at hand.
+    by_rule = np.atleast_2d(wanted) if wanted is not None else notable[np.newaxis]
+    candidates = by_rule.any(axis=0)
+    asked = candidates & ~notable
+    chosen = ops[candidates]
     if len(chosen) > limit:
         outputs = ops["is_output"].to_numpy(dtype=bool)
         must = ops["is_input"].to_numpy(dtype=bool) | _named_output(ops, network, outputs)
         must |= _first(entries) | _first(entries[::-1])[::-1] | _first(ops["overflow_enters"].to_numpy(dtype=bool))
         tier = np.where(must, 0, np.where(outputs, 1, np.where(primary.to_numpy(dtype=bool), 2,
                                                                 np.where(asked, 4, 3))))
-        chosen = ops.loc[_ranked(ops, tier, notable, limit)]
-        left_out = int(notable.sum()) - len(chosen)
+        chosen = ops.loc[_ranked(ops, tier, by_rule, limit)]
+        left_out = int(candidates.sum()) - len(chosen)
+        outputs = outputs & candidates
         outputs_left = int(outputs.sum()) - int(chosen["is_output"].to_numpy(dtype=bool).sum())
-        warnings.append(f"{int(notable.sum())} ops are notable or asked for by a rule; rules saw {len(chosen)} of them "
-                        f"(the inputs, the output, the first and last entry and overflow onsets first, then the "
-                        f"entries least recovered from, then the ops only a rule asked for); {left_out} left out: "
+        warnings.append(f"{int(candidates.sum())} ops {'may match a rule' if wanted is not None else 'are notable'}; "
+                        f"rules saw {len(chosen)} of them (the inputs, the output, the first and last entry and "
+                        f"the first overflow onset, then each rule's outputs, overflow onsets and mismatches, "
+                        f"entries least recovered from and other ops in turn); {left_out} left out: "
                         f"raise --max-op-facts to see all" + (
-                            f"; {outputs_left} of them are network outputs (of {int(outputs.sum())}; the output "
-                            f"{network.get('output_op')} is kept)" if outputs_left else ""))
+                            f"; {outputs_left} of them are network outputs (of {int(outputs.sum())})"
+                            if outputs_left else ""))
         network["op_facts_left_out"] = left_out
     else:
         network["op_facts_left_out"] = 0
@@ -126,16 +132,23 @@ def notable_ops(ops: pd.DataFrame, graph: bool) -> tuple[pd.Series, np.ndarray, 
     return primary, entries, primary.to_numpy(dtype=bool) | entries | _first_marked(ops)
 
 
-def _ranked(ops: pd.DataFrame, tier: np.ndarray, notable: np.ndarray, limit: int) -> pd.Index:
-    """The ``notable`` ops kept under ``limit``, in position order: by tier, then the entries least
-    recovered from, then position; tier 0 whatever the limit."""
-    recovered = ops["recovered_cosine"].to_numpy(dtype=float)
-    rank = pd.DataFrame({"tier": tier,
-                         "recovered": np.where(np.isnan(recovered), -np.inf, recovered),
-                         "position": ops["position"].to_numpy()}, index=ops.index)[notable]
-    keep = rank.sort_values(["tier", "recovered", "position"], kind="stable")
-    keep = keep[(keep["tier"] == 0) | (np.arange(len(keep)) < limit)]
-    return keep.sort_values("position").index
+def _ranked(ops: pd.DataFrame, tier: np.ndarray, by_rule: np.ndarray, limit: int) -> pd.Index:
+    """The candidates of ``by_rule`` (a mask per rule) kept under ``limit``, in position order; tier 0
+    whatever the limit. Each rule's candidates are ranked by tier, then the entries least recovered
+    from, then position, and the places go round the rules: every rule's first candidate, then every
+    rule's second... so no rule's candidates (a team rule's Softmax ops) are crowded out by another's
+    (twenty thousand overflow onsets)."""
+    candidates = np.flatnonzero(by_rule.any(axis=0))
+    position = ops["position"].to_numpy()
+    recovered = ops["recovered_cosine"].to_numpy(dtype=float)[candidates]
+    order = candidates[np.lexsort((position[candidates],
+                                   np.where(np.isnan(recovered), -np.inf, recovered), tier[candidates]))]
+    turn = np.full(len(order), len(order), dtype=np.int64)      # each op's earliest place in any rule's list
+    for mask in by_rule[:, order]:
+        turn = np.where(mask, np.minimum(turn, np.cumsum(mask) - 1), turn)
+    places = np.lexsort((np.arange(len(order)), turn, tier[order] != 0))
+    kept = order[places[(tier[order][places] == 0) | (np.arange(len(order)) < limit)]]
+    return ops.index[kept[np.argsort(position[kept], kind="stable")]]
 
 
 def _named_output(ops: pd.DataFrame, network: dict[str, Any], outputs: np.ndarray) -> np.ndarray:

@@ -235,7 +235,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "network.notable_ops": ("Notable ops (entries, overflow onsets, inputs, output)",
                             "值得关注的算子（误差引入点、溢出起点、输入、输出）"),
     "network.op_facts": ("Op facts the rules saw", "规则看到的算子事实"),
-    "network.op_facts_left_out": ("Notable ops left out (--max-op-facts)", "因 --max-op-facts 未交给规则的算子"),
+    "network.op_facts_left_out": ("Ops left out (--max-op-facts)", "因 --max-op-facts 未交给规则的算子"),
     "network.output_ops": ("Output ops", "输出算子"),
     "network.output_nonfinite": ("Output holds inf or NaN", "输出含 inf 或 NaN"),
     "network.output_scale": ("Output norm difference", "输出范数差异"),
