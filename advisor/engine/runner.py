@@ -232,11 +232,10 @@ def feed_findings_back(collector: Collector, facts: list[dict[str, Any]],
     (a root cause explains its symptoms). The engine and the reference matcher share this loop."""
     batch = list(facts)
     for _ in range(MAX_ROUNDS):
-        known = len(collector.originals)
+        repeated = _repeated_id(batch, collector.originals)
+        if repeated is not None:
+            raise EngineError(f"two facts share the id '{repeated}': every fact needs one of its own")
         collector.originals.update((fact["id"], fact) for fact in batch)
-        if len(collector.originals) != known + len(batch):
-            raise EngineError(f"two facts share the id '{_repeated_id(batch, collector.originals)}': "
-                              "every fact needs one of its own")
         fire(batch)
         if collector.errors:
             raise EngineError(collector.errors[0])
@@ -248,15 +247,15 @@ def feed_findings_back(collector: Collector, facts: list[dict[str, Any]],
                       "a rule over findings probably matches its own output")
 
 
-def _repeated_id(batch: list[dict[str, Any]], originals: dict[str, Any]) -> str:
+def _repeated_id(batch: list[dict[str, Any]], known: dict[str, Any]) -> str | None:
     """The first id of ``batch`` that an earlier fact (of the batch or of an earlier round) has too.
     durable_rules would only notice among the facts of one state (SynchronousHost.assert_facts)."""
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for fact in batch:
-        if fact["id"] in seen or originals.get(fact["id"]) is not fact:
+        if fact["id"] in seen or fact["id"] in known:
             return str(fact["id"])
         seen.add(fact["id"])
-    return "?"
+    return None
 
 
 def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],

@@ -114,11 +114,15 @@ def test_facts_beyond_one_state_still_join_and_explain_each_other(core_rules):
 
 
 def test_two_facts_with_one_id_fail_the_run(core_rules):
-    """durable_rules only notices within one state; the engine checks every batch."""
+    """durable_rules only notices within one state; the engine checks every round's batch."""
     facts = _overflowing_ops(3)
     facts[3] = {**facts[3], "id": facts[1]["id"]}
-    with pytest.raises(EngineError, match="op:0"):
+    with pytest.raises(EngineError, match="share the id 'op:0'"):
         run_rules([core_rules["fp16-overflow"]], facts)
+    # a fact named like a finding of the first round clashes when the finding is asserted back
+    named_like_a_finding = {"fact": "evidence", "id": "fp16-overflow@2", "index": 2}
+    with pytest.raises(EngineError, match="share the id 'fp16-overflow@2'"):
+        run_rules([core_rules["fp16-overflow"]], _overflowing_ops(3) + [named_like_a_finding])
 
 
 def test_a_presence_test_is_matched_by_durable_rules_never_joined():
