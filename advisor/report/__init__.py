@@ -48,7 +48,8 @@ def write_reports(diagnosis: Diagnosis, outdir: str | Path,
     if not reporters:
         raise UsageError(f"no report format given: choose from {', '.join(REPORTERS)}")
     view = build_view(diagnosis, lang, Path(outdir))
-    rendered = [(r.filename, r.render(view)) for r in reporters]
+    # Each report as bytes as soon as it is rendered: its text is then freed before the next is made.
+    rendered: list[tuple[str, str | bytes]] = [(r.filename, r.render(view).encode("utf-8")) for r in reporters]
     return write_outputs(outdir, rendered + remedy_files(view) + repro_files(diagnosis))
 
 

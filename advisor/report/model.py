@@ -72,6 +72,18 @@ class FindingGroup:
 
 
 @dataclass(frozen=True)
+class FoldedGroups:
+    """The active findings of one rule past the first few shown in full, one table row each: a
+    comparison with thousands of overflow onsets has thousands of them, each with the same advice
+    about its own op (report.json holds every one in full)."""
+
+    rule: str
+    heading: str                     # "More FP16 overflow findings (13314)"
+    note: str                        # which finding above shows their advice
+    groups: tuple[FindingGroup, ...]
+
+
+@dataclass(frozen=True)
 class VendorBlock:
     """One ``Detection Type / Operator Index / Expert Advice`` block of the txt report."""
 
@@ -225,6 +237,8 @@ class ReportView:
     root_cause: FindingView | None
     findings: tuple[FindingView, ...]          # every finding, in rank order
     groups: tuple[FindingGroup, ...]           # active findings in rank order, symptoms under them
+    full_groups: tuple[FindingGroup, ...]      # the ones shown in full: the first few of each rule
+    folded: tuple[FoldedGroups, ...]           # the others, one table per rule
     vendor_blocks: tuple[VendorBlock, ...]
     network: tuple[Row, ...]                   # every network field (report.json)
     network_summary: tuple[Row, ...]           # the ones people read, labelled, in the report language

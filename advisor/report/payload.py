@@ -110,18 +110,23 @@ def _post(exhibit: PostExhibit) -> dict[str, Any]:
 def render_json(view: ReportView) -> str:
     """The payload indented, except that each element of a list of objects (a finding, a key op...)
     is one line: Python indents with its pure-Python encoder, 3x slower than the C one on the 6,700
-    findings of a 1M-row comparison, and a line per finding reads and diffs as well."""
-    payload = report_payload(view)
-    fields = []
-    for key, value in payload.items():
-        name = json.dumps(key, ensure_ascii=False)
+    findings of a 1M-row comparison, and a line per finding reads and diffs as well.
+    The pieces are joined once: on 33k findings (158 MB of JSON) joining each list, then each
+    field, then the whole held four copies at once."""
+    pieces = ["{\n"]
+    for key, value in report_payload(view).items():
+        if len(pieces) > 1:
+            pieces.append(",\n")
+        pieces.append(f"  {json.dumps(key, ensure_ascii=False)}: ")
         if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-            items = ",\n".join(f"    {_compact(item)}" for item in value)
-            fields.append(f"  {name}: [\n{items}\n  ]")
+            pieces.append("[\n")
+            for n, item in enumerate(value):
+                pieces += (",\n    " if n else "    ", _compact(item))
+            pieces.append("\n  ]")
         else:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2)
-            fields.append(f"  {name}: " + text.replace("\n", "\n  "))
-    return "{\n" + ",\n".join(fields) + "\n}\n"
+            pieces.append(json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2).replace("\n", "\n  "))
+    pieces.append("\n}\n")
+    return "".join(pieces)
 
 
 def _compact(value: Any) -> str:

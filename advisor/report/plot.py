@@ -256,28 +256,28 @@ def _value_at(index: int, values: dict[int, float | None], finite: list[int]) ->
 def markers_svg(markers: Sequence[Marker], axis: XAxis, values: dict[int, float | None], scale: _Scale | None,
                 top: float, bottom: float, rest_y: float | None = None) -> list[str]:
     """The findings' marks on the line whose ``values`` (by op index) are drawn with ``scale``; a mark
-    without a value sits at ``rest_y`` (default: the panel's foot)."""
-    out = []
+    without a value sits at ``rest_y`` (default: the panel's foot). Marks of one role on one pixel
+    are drawn once, the tooltip counting the others (thousands of overflow onsets share pixels)."""
     finite = sorted(i for i, c in values.items() if c is not None)
+    spots: dict[tuple[str, int, int], list] = {}
     # Symptoms first, root cause last: the most important mark is drawn on top.
-    order = {"symptom": 0, "finding": 1, "root": 2}
-    for marker in sorted(markers, key=lambda m: order[m.role]):
-        if not axis.low <= marker.index <= axis.high:
-            continue
-        x = axis.x(marker.index)
+    for marker in sorted(markers, key=lambda m: ("symptom", "finding", "root").index(m.role)):
+        if axis.low <= marker.index <= axis.high:
+            x, value = axis.x(marker.index), _value_at(marker.index, values, finite)
+            y = scale.y(value) if scale is not None and value is not None else \
+                (rest_y if rest_y is not None else top + axis.geo.panel_height)
+            spots.setdefault((marker.role, round(x), round(y)), [marker, x, y, 0])[3] += 1
+    out = []
+    for marker, x, y, count in spots.values():
         color = COLORS[marker.role]
-        value = _value_at(marker.index, values, finite)
-        y = scale.y(value) if scale is not None and value is not None else \
-            (rest_y if rest_y is not None else top + axis.geo.panel_height)
-        shapes = []
-        if marker.role == "root":
-            shapes.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="{color}" '
-                          f'stroke-width="2" opacity="0.55"/>')
+        shapes = [f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="{color}" '
+                  f'stroke-width="2" opacity="0.55"/>'] if marker.role == "root" else []
         radius = {"root": 6, "finding": 5, "symptom": 3}[marker.role]
         fill = "none" if marker.role == "root" else color
         shapes.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{fill}" stroke="{color}" '
                       f'stroke-width="2"/>')
-        out.append(f'<g class="m-{marker.role}" data-index="{marker.index}"><title>{_esc(marker.label)}</title>'
+        label = marker.label if count == 1 else f"{marker.label} (+{count - 1})"
+        out.append(f'<g class="m-{marker.role}" data-index="{marker.index}"><title>{_esc(label)}</title>'
                    f'{"".join(shapes)}</g>')
     return out
 

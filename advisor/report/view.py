@@ -20,6 +20,7 @@ from .model import (
     FindingGroup,
     FindingView,
     FixView,
+    FoldedGroups,
     HintView,
     KeptOpView,
     PackView,
@@ -64,6 +65,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None)
         views = {f.id: _finding_view(f, lang, labels, f.id == root_id, prefer, book) for f in ranked}
     findings = tuple(views[f.id] for f in ranked)
     groups = _groups(ranked, views, labels, root_id)
+    full_groups, folded = _fold(groups, labels)
     root = views[root_id] if root_id else None
     remedy = _remedy_view(diagnosis.remedy, views, labels, lang)
     answers_root = next((step.summary for step in remedy.steps if root_id in step.findings), None) if remedy else None
@@ -88,6 +90,8 @@ def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None)
         root_cause=root,
         findings=findings,
         groups=groups,
+        full_groups=full_groups,
+        folded=folded,
         vendor_blocks=verdict.vendor_blocks,
         network=tuple(_rows(diagnosis.network, labels, "network", skip=("id", "fact"))),
         network_summary=tuple(network_rows(diagnosis.network, labels)),
@@ -97,7 +101,7 @@ def build_view(diagnosis: Diagnosis, lang: str = "en", base: Path | None = None)
         threshold_grid=threshold_grid(thresholds),
         overrides=tuple(_rows(diagnosis.overrides, labels, "override")),
         settings=tuple(override_rows(diagnosis.overrides, labels)),
-        key_ops=key_op_views(diagnosis.key_ops, _finding_at(groups), labels, columns,
+        key_ops=key_op_views(diagnosis.key_ops, _finding_at(full_groups, folded), labels, columns,
                              source.indexes if source else frozenset()),
         key_op_columns=tuple((c, labels.get(f"key_ops.{c}", c)) for c in columns),
         key_op_main=next((n for n, c in enumerate(columns) if c in ("out_cosine", "norm_rel_diff", "checksums_differ")),
@@ -246,6 +250,32 @@ def _groups(ranked: list[Finding], views: Mapping[str, FindingView], labels: Map
     )
 
 
+# Active findings of one rule shown in full (evidence and advice); past them, one table row each.
+FULL_FINDINGS_PER_RULE = 10
+
+
+def _fold(groups: tuple[FindingGroup, ...],
+          labels: Mapping[str, str]) -> tuple[tuple[FindingGroup, ...], tuple[FoldedGroups, ...]]:
+    """(shown in full, folded): the first FULL_FINDINGS_PER_RULE active findings of each rule (and
+    the root cause) in full, in rank order; each rule's others in one table after them."""
+    full: list[FindingGroup] = []
+    first: dict[str, int] = {}                # rule -> number of its first finding shown in full
+    shown: dict[str, int] = {}
+    rest: dict[str, list[FindingGroup]] = {}
+    for group in groups:
+        rule = group.cause.rule
+        if shown.get(rule, 0) < FULL_FINDINGS_PER_RULE or group.cause.is_root_cause:
+            full.append(group)
+            shown[rule] = shown.get(rule, 0) + 1
+            first.setdefault(rule, len(full))
+        else:
+            rest.setdefault(rule, []).append(group)
+    folded = tuple(FoldedGroups(rule, labels["findings.more"].format(title=more[0].cause.title, count=len(more)),
+                                labels["findings.more_note"].format(number=first[rule]), tuple(more))
+                   for rule, more in rest.items())
+    return tuple(full), folded
+
+
 def _rows(data: Mapping[str, Any], labels: Mapping[str, str], group: str,
           skip: tuple[str, ...] = ()) -> list[Row]:
     return [Row(str(key), data_label(labels, group, str(key)), json_safe(value), fmt_value(value))
@@ -259,13 +289,18 @@ def _threshold_rows(thresholds: Mapping[str, Mapping[str, float]],
             for dtype, metrics in thresholds.items() for metric, value in metrics.items()]
 
 
-def _finding_at(groups: tuple[FindingGroup, ...]) -> dict[int, str]:
-    """Op index -> the id of the first finding shown for it (causes before their symptoms)."""
+def _finding_at(full_groups: tuple[FindingGroup, ...], folded: tuple[FoldedGroups, ...]) -> dict[int, str]:
+    """Op index -> the id of the first finding shown for it (causes before their symptoms); a folded
+    group shows its cause's row only, which stands for its symptoms too."""
     found: dict[int, str] = {}
-    for group in groups:
+    for group in full_groups:
         for view in (group.cause, *group.symptoms):
             if view.index is not None:
                 found.setdefault(view.index, view.id)
+    for group in (group for more in folded for group in more.groups):
+        for view in (group.cause, *group.symptoms):
+            if view.index is not None:
+                found.setdefault(view.index, group.cause.id)
     return found
 
 
