@@ -77,6 +77,9 @@ class _BoundedCodeGenerator(CodeGenerator):
         self.write("))")
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
 class BoundedEnvironment(SandboxedEnvironment):
     """A sandbox whose operators, filters and calls refuse results over the bounds above."""
 
@@ -108,6 +111,14 @@ class BoundedEnvironment(SandboxedEnvironment):
         if operator == "+" and _size(left) + _size(right) > MAX_OUTPUT:
             raise TemplateBoundError(f"the template makes a value longer than {MAX_OUTPUT:,} characters")
         return _bounded(super().call_binop(context, operator, left, right))
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``fact.field``: a plain dict's key that names no dict attribute is what the sandbox returns
+        once ``getattr`` has failed, here without raising and catching an AttributeError (a large
+        run renders a million such lookups into its findings' evidence)."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            return obj[attribute] if attribute in obj else self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         if isinstance(getattr(__obj, "__self__", None), (str, list, tuple)):     # "x".ljust(n), "{:>n}".format()

@@ -27,9 +27,10 @@ explanations) grow linearly with the ops; the engine must then too. The whole bu
 (``run_rules``), then ``rank_findings``; the time of both is printed per 1,000 facts. Each size runs
 ``--repeat`` times (the least time counts: the machine is shared).
 
-What still grows faster than the facts: durable_rules 2.0.28 keeps asserted facts in fixed-size
-(512-bucket) hash indexes, so each stored fact makes the next assert a little slower; the engine
-keeps facts no pattern can match out of it (joins.Prefilter), and the printed time includes it.
+durable_rules 2.0.28 keeps asserted facts in fixed-size (512-bucket) hash indexes, so each stored
+fact makes the next assert slower; the engine keeps facts no pattern can match out of it
+(joins.Prefilter) and asserts the rest in states of ``FACTS_PER_STATE`` facts each (runner.py), so
+the printed time, which includes it, should grow linearly too.
 
 Budget: time per 1k facts at the largest size at most ``--budget`` (default 2) times that at the
 smallest; otherwise the growth is superlinear and the exit status is 1.

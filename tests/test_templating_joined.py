@@ -80,3 +80,27 @@ def test_fields_read_names_every_field_a_template_reads(text, reads):
 ])
 def test_fields_read_gives_up_on_what_reads_more_than_fields(text):
     assert fields_read(ENV, text) is None
+
+
+@pytest.mark.parametrize("undefined", [None, StrictUndefined])
+def test_a_fields_lookup_gives_what_the_sandbox_gives(undefined):
+    """``fact.field`` on a plain dict skips the sandbox's failed getattr, never its answer: a key that
+    names a dict method is still the method, a missing key is still undefined, other objects and
+    dict subclasses go the sandbox's way."""
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class Fact(dict):
+        pass
+
+    options = {"undefined": undefined} if undefined else {}
+    ours, stock = BoundedEnvironment(**options), SandboxedEnvironment(**options)
+    fact = {"op": "Conv_3", "items": "a key", "out_cosine": 0.5, "none": None}
+    context = {"m": fact, "f": Fact(fact), "s": "text"}
+    for text in ("{{ m.op }} {{ m.out_cosine }} {{ m.none }}", "{{ m.items is callable }}",
+                 "{{ m.missing is defined }}", "{{ m.missing | default('n/a') }}",
+                 "{{ f.op }} {{ f.items is callable }}", "{{ s.upper() }}",
+                 "{{ m['items'] }}", "{{ m.__class__ is defined }}"):
+        assert ours.from_string(text).render(context) == stock.from_string(text).render(context), text
+    if undefined:
+        with pytest.raises(Exception, match="missing"):
+            ours.from_string("{{ m.missing }}").render(context)

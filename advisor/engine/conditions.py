@@ -240,7 +240,9 @@ def _product(numbers: list[int]) -> int:
 def _is_join(term: dict[str, Any]) -> bool:
     """A term comparing with a field of an earlier pattern: {field: {alias: field}} or {$op: {...}}."""
     (key, value), = term.items()
-    if key.startswith("$") and key not in ("$ex", "$nex"):
+    if key in ("$ex", "$nex"):      # a presence test: {"$ex": {field: 1}}
+        return False
+    if key.startswith("$"):
         (_, value), = value.items()
     return isinstance(value, dict)
 

@@ -3,6 +3,7 @@ number written positionally (the C parser's traps are listed in runner.py's modu
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -23,21 +24,21 @@ class PositionalRuleset(durable_engine.Ruleset):
         self._definition = {rule: {k: v for k, v in spec.items() if k != "run"} for rule, spec in definition.items()}
         self._handle = durable_rules_engine.create_ruleset(name, encode_json(self._definition))
         self._functions = {rule: spec["run"] for rule, spec in definition.items()}
+        self.fields = fields_read(self._definition)
 
     def _flush_actions(self, state: dict[str, Any], result_container: dict[str, Any], state_offset: int,
                        complete: Callable[[Any, Any], None]) -> None:
         """Run the actions of one assertion, one match after the other, as the stock Ruleset does but
         without what only its asynchronous actions need (a lease clock read twice per match, a
-        completion promise, the state written back after each match): our actions only read the
-        match and never change the state, and a large comparison makes tens of thousands of matches.
-        An exception an action lets escape ends the assertion with it (the stock loop stores it on
-        the state, where nobody reads it)."""
-        state_text = json.dumps(state, ensure_ascii=False)
+        completion promise, the state written back after each match: update_state parses it and
+        looks it up among the stored facts, ~5% of a large run's matching, to learn it is
+        unchanged): our actions only read the match and never change the state, and a large
+        comparison makes tens of thousands of matches. An exception an action lets escape ends the
+        assertion with it (the stock loop stores it on the state, where nobody reads it)."""
         while "message" in result_container:
             action_name, message = next(iter(result_container.pop("message").items()))
             try:
                 self._functions[action_name](_Match(message))
-                durable_rules_engine.update_state(self._handle, state_text)
                 new_result = durable_rules_engine.complete_and_start_action(self._handle, state_offset)
             except BaseException as error:
                 durable_rules_engine.abandon_action(self._handle, state_offset)
@@ -69,6 +70,10 @@ class SynchronousHost(durable_engine.Host):
       above 1e16 (1e-05, 1e+20). We write every number positionally instead (see encode_json).
     """
 
+    def __init__(self, ruleset_definitions: dict[str, Any]) -> None:
+        self._states = itertools.count(1)      # state ids of assert_facts(per_state=...); "0" is the default
+        super().__init__(ruleset_definitions)
+
     def _run(self) -> None:
         return None
 
@@ -78,14 +83,54 @@ class SynchronousHost(durable_engine.Host):
             self._ruleset_directory[name] = ruleset
             self._ruleset_list.append(ruleset)
 
-    def assert_facts(self, ruleset_name: str, facts: list[dict[str, Any]], complete: Any = None) -> Any:
+    def assert_facts(self, ruleset_name: str, facts: list[dict[str, Any]], complete: Any = None,
+                     per_state: int | None = None) -> Any:
+        """Assert ``facts`` with only the fields some condition reads (``PositionalRuleset.fields``):
+        the rest never reaches the C parser and store, and actions read the facts as we built them
+        (runner.Collector.original). With ``per_state``, each run of that many facts goes to a
+        state of its own (a ``sid``): for rulesets none of whose rules relates two facts, since
+        facts in different states never meet. durable_rules' fact store is a fixed 512-bucket
+        hash table walked on every insertion, so one state of 100k facts costs quadratically."""
         rules = self.get_ruleset(ruleset_name)
-        text = encode_facts(facts)
+        read = rules.fields
+        lean = [{name: value for name, value in fact.items() if name in read} for fact in facts]
+        size, result = per_state or len(lean) or 1, None
+        for start in range(0, len(lean), size):
+            group = lean[start:start + size]
+            if per_state:
+                sid = str(next(self._states))
+                group = [{**fact, "sid": sid} for fact in group]
+            text = encode_facts(group)
 
-        def assert_encoded(_: Any) -> Any:
-            return rules._handle_result(durable_rules_engine.assert_facts(rules._handle, text), facts)
+            def assert_encoded(_: Any, text: str = text, group: list = group) -> Any:
+                return rules._handle_result(durable_rules_engine.assert_facts(rules._handle, text), group)
 
-        return self._handle_function(rules, assert_encoded, facts, complete)
+            result = self._handle_function(rules, assert_encoded, group, complete)
+        return result
+
+
+def fields_read(definition: dict[str, Any]) -> frozenset[str]:
+    """Every fact field a condition of the ruleset ``definition`` reads (an equality, a comparison, a
+    presence test, either side of a join), with ``id`` and ``sid``, which durable_rules reads itself."""
+    fields = {"id", "sid"}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key.startswith("$"):         # {"$and": [...]}, {"$lt": {field: operand}}, {"$ex": {field: 1}}
+                    visit(value)
+                else:
+                    fields.add(key)
+                    if isinstance(value, dict):     # a join: {field: {alias: other field}}
+                        fields.update(str(other) for other in value.values())
+
+    for spec in definition.values():
+        for pattern in spec["all"]:
+            visit(list(pattern.values()))
+    return frozenset(fields)
 
 
 # Infinities are written as the largest finite double (durable_rules has no infinity): they compare

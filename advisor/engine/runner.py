@@ -10,8 +10,13 @@ durable_rules facts this module is built around:
 * its C parser segfaults or hangs on numbers in exponent notation, so facts and rulesets alike are
   written with positional numbers (encode_json);
 * ordering joins cannot go to durable_rules (conditions.Guard), and without them it would pair every
-  fact of one pattern with every fact of the other: rules with such joins have each pattern matched
-  by durable_rules alone and are joined by index here (joins.IndexedJoin).
+  fact of one pattern with every fact of the other; and its joins cost quadratically anyway: each
+  beta node keeps the facts of a pattern in a fixed 512-bucket table and walks a bucket on every
+  insertion (with 67k findings, a quarter of durable_rules' time). So durable_rules matches each
+  pattern alone (a rule of one pattern whole; each distinct pattern of the others once, as a
+  candidate) and the patterns of a rule are joined by index here (joins.IndexedJoin, explain.py);
+* no durable rule relating two facts, facts are asserted in states of FACTS_PER_STATE facts each:
+  its fact store is a 512-bucket table too (durable_host.SynchronousHost.assert_facts).
 Findings are asserted back as ``finding`` facts until nothing new appears, so rules can reason over
 findings (a root cause explains its downstream symptoms).
 """
@@ -48,6 +53,10 @@ CANDIDATE = "__candidates__"
 CATCH_ALL_RULE = {"all": [{"m": {"$ex": {"fact": 1}}}, {"never": {"$ex": {"__never__": 1}}}],
                   "pri": 1_000_000, "run": lambda c: None}
 _run_ids = itertools.count()
+# Facts per durable_rules state: the store's insertion cost grows with the facts stored, and each
+# state has its own store, but a state has its cost too. Of 512, 2048 and 8192 facts a state, 2048
+# was the fastest and smallest on a 1M-row comparison's 114k facts (issue 33).
+FACTS_PER_STATE = 2048
 
 #: fact kinds whose ``index`` is the op index a finding about them carries
 OP_INDEXED = ("op", "finding", "layer", "overflow_record", "replay", "fix_check", "alternative_check", "residual",
@@ -223,6 +232,9 @@ def feed_findings_back(collector: Collector, facts: list[dict[str, Any]],
     (a root cause explains its symptoms). The engine and the reference matcher share this loop."""
     batch = list(facts)
     for _ in range(MAX_ROUNDS):
+        repeated = _repeated_id(batch, collector.originals)
+        if repeated is not None:
+            raise EngineError(f"two facts share the id '{repeated}': every fact needs one of its own")
         collector.originals.update((fact["id"], fact) for fact in batch)
         fire(batch)
         if collector.errors:
@@ -233,6 +245,17 @@ def feed_findings_back(collector: Collector, facts: list[dict[str, Any]],
         batch = [finding_fact(f, collector.subjects.get(f.id)) for f in new]
     raise EngineError(f"rules kept producing new findings after {MAX_ROUNDS} rounds: "
                       "a rule over findings probably matches its own output")
+
+
+def _repeated_id(batch: list[dict[str, Any]], known: dict[str, Any]) -> str | None:
+    """The first id of ``batch`` that an earlier fact (of the batch or of an earlier round) has too.
+    durable_rules would only notice among the facts of one state (SynchronousHost.assert_facts)."""
+    seen: set[Any] = set()
+    for fact in batch:
+        if fact["id"] in seen or fact["id"] in known:
+            return str(fact["id"])
+        seen.add(fact["id"])
+    return None
 
 
 def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
@@ -250,13 +273,12 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
         action = collector.action_for(rule)
         for n, alternative in enumerate(rule.compile_when(params.get(rule.id))):
             name = rule.id if n == 0 else f"{rule.id}#{n}"
-            if not alternative.guards and not _groups_explanations(rule, alternative):
+            if len(alternative.all) == 1:       # one pattern: durable_rules matches the rule whole
+                (condition,) = alternative.all[0].values()
                 definition[name] = {"all": alternative.all, "pri": rule.priority, "run": action}
-                for pattern in alternative.all:
-                    for condition in pattern.values():
-                        prefilter.add(condition)
+                prefilter.add(condition)
                 continue
-            # An ordering join: each pattern alone in durable_rules, the join here (module doc).
+            # A join of patterns: each pattern alone in durable_rules, the join here (module doc).
             patterns = [split_joins(alias, condition) for pattern in alternative.all
                         for alias, condition in pattern.items()]
             aliases = [alias for pattern in alternative.all for alias in pattern]
@@ -280,7 +302,7 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
     def fire(batch: list[dict[str, Any]]) -> None:
         batch = [fact for fact in batch if prefilter.may_match(fact)]
         if batch:
-            host.assert_facts(name, batch)
+            host.assert_facts(name, batch, per_state=FACTS_PER_STATE)
         for rule, join in joins:
             for matched in join.matches():
                 collector.fire(rule, matched)
@@ -297,14 +319,3 @@ def run_rules(rules: Iterable[Rule], facts: list[dict[str, Any]],
             collector.fired[group.rule] = collector.fired.get(group.rule, 0) + count
     return EngineResult(findings=list(collector.findings.values()), explanations=list(collector.explanations),
                         fired=collector.fired, groups=[g for g in groups if g.causes and g.symptoms])
-
-
-def _groups_explanations(rule: Rule, alternative: Any) -> bool:
-    """An explain rule whose symptom is joined to its cause by nothing or one ordering: its matches
-    are a product (or half of one), kept as a group (explain.py), never formed pair by pair."""
-    if not rule.explain:
-        return False
-    aliases = [alias for pattern in alternative.all for alias in pattern]
-    guards = [g for pattern in alternative.all for alias, condition in pattern.items()
-              for g in split_joins(alias, condition)[1]]
-    return ExplainJoin.fits(aliases, rule.explain, alternative.guards + guards) is not False
