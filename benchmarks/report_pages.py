@@ -38,10 +38,17 @@ class Case:
     name: str
     folder: Path
     verify: bool = False              # advisor run --verify: the "Verified on CPU" panel
+    rows: int | None = None           # the comparison grown to this many rows (benchmarks/_msprobe_replica.py)
 
-    def options(self) -> AnalysisOptions:
+    def options(self, workdir: Path) -> AnalysisOptions:
+        """The inputs of ``advisor run``; a grown comparison is written into ``workdir``."""
         folder = self.folder
         comparison = next(iter(sorted(folder.glob("result_*.csv")) or sorted(folder.glob("compare_result_*.csv"))))
+        if self.rows is not None:
+            from benchmarks._msprobe_replica import replicate_compare_csv
+            workdir.mkdir(parents=True, exist_ok=True)
+            replicate_compare_csv(comparison, workdir / comparison.name, self.rows)
+            comparison = workdir / comparison.name
         kwargs: dict[str, Any] = {"comparison": comparison}
         if (folder / "build.json").is_file():
             kwargs["build_config"] = folder / "build.json"
@@ -62,6 +69,9 @@ CASES = (
     # msprobe's default summary mode (statistics only) and its MD5 mode: no cosine in either.
     Case("msprobe_statistics", REALTOOL / "msprobe_argument_mismatch__small_convnet__layer_norm_eps__L1_statistics"),
     Case("msprobe_md5", REALTOOL / "msprobe_parameter_mismatch__detector__cls_head_weights__L1_md5"),
+    # An FP16 training step grown to 20k rows: ~400 overflow onsets, past the first ten one table row each.
+    Case("msprobe_many_findings", REALTOOL / ("msprobe_fp16_overflow__masked_transformer__attention_logits_autocast__"
+                                              "mix_statistics"), rows=20_000),
 )
 
 
@@ -95,7 +105,8 @@ def write_calibration_case(name: str, outdir: Path, lang: str) -> Path:
 def write_case(case: Case, outdir: Path, lang: str) -> Path:
     """Analyse ``case`` and write its HTML report (and report.json beside it) into ``outdir``; returns
     the page."""
-    return write_reports(analyse(case.options()), outdir, ["html", "json"], lang)[0]
+    return write_reports(analyse(case.options(outdir.parent / f"{outdir.name}.input")), outdir, ["html", "json"],
+                         lang)[0]
 
 
 def write_index(root: Path, lang: str) -> Path:
