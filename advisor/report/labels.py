@@ -43,9 +43,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     # A finding explained by another is one event with it, never a second error (its severity in report.json).
     "symptom.explained": ("explained by it", "由其解释"),
     "findings.more": ("More {title} findings ({count})", "更多“{title}”发现（{count} 条）"),
-    "findings.more_note": ("Each is about its own op and has the advice of finding {number} above, for that op; "
+    "findings.more_note": ("Each is about its own op and has the advice shown above for {first}, for that op; "
                            "report.json holds each one's advice in full.",
-                           "每条针对各自的算子，其建议与上文第 {number} 条相同（换成该算子）；"
+                           "每条针对各自的算子，其建议与上文{first}的建议相同（换成该算子）；"
                            "report.json 中有每条的完整建议。"),
     "findings.explains": ("Explains", "解释的发现"),
     "kind": ("Kind", "类型"),

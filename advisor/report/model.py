@@ -79,7 +79,7 @@ class FoldedGroups:
 
     rule: str
     heading: str                     # "More FP16 overflow findings (13314)"
-    note: str                        # which finding above shows their advice
+    note: str                        # the finding above whose advice they share
     groups: tuple[FindingGroup, ...]
 
 

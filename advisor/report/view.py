@@ -259,7 +259,7 @@ def _fold(groups: tuple[FindingGroup, ...],
     """(shown in full, folded): the first FULL_FINDINGS_PER_RULE active findings of each rule (and
     the root cause) in full, in rank order; each rule's others in one table after them."""
     full: list[FindingGroup] = []
-    first: dict[str, int] = {}                # rule -> number of its first finding shown in full
+    first: dict[str, FindingView] = {}        # rule -> its first finding shown in full
     shown: dict[str, int] = {}
     rest: dict[str, list[FindingGroup]] = {}
     for group in groups:
@@ -267,11 +267,12 @@ def _fold(groups: tuple[FindingGroup, ...],
         if shown.get(rule, 0) < FULL_FINDINGS_PER_RULE or group.cause.is_root_cause:
             full.append(group)
             shown[rule] = shown.get(rule, 0) + 1
-            first.setdefault(rule, len(full))
+            first.setdefault(rule, group.cause)
         else:
             rest.setdefault(rule, []).append(group)
     folded = tuple(FoldedGroups(rule, labels["findings.more"].format(title=more[0].cause.title, count=len(more)),
-                                labels["findings.more_note"].format(number=first[rule]), tuple(more))
+                                labels["findings.more_note"].format(first=first[rule].location or first[rule].title),
+                                tuple(more))
                    for rule, more in rest.items())
     return tuple(full), folded
 
