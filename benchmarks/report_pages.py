@@ -19,6 +19,7 @@ from typing import Any
 
 from advisor.pipeline import AnalysisOptions, analyse
 from advisor.report import write_reports
+from benchmarks.scale_paths import TRAINING_STEP
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
@@ -70,8 +71,7 @@ CASES = (
     Case("msprobe_statistics", REALTOOL / "msprobe_argument_mismatch__small_convnet__layer_norm_eps__L1_statistics"),
     Case("msprobe_md5", REALTOOL / "msprobe_parameter_mismatch__detector__cls_head_weights__L1_md5"),
     # An FP16 training step grown to 20k rows: ~400 overflow onsets, past the first ten one table row each.
-    Case("msprobe_many_findings", REALTOOL / ("msprobe_fp16_overflow__masked_transformer__attention_logits_autocast__"
-                                              "mix_statistics"), rows=20_000),
+    Case("msprobe_many_findings", REALTOOL / TRAINING_STEP, rows=20_000),
 )
 
 

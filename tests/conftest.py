@@ -62,6 +62,18 @@ class CliRun:
         return json.loads((self.outdir / "report.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="session")
+def training_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real msprobe summary comparison of an FP16 training step (attention logits overflow) grown to
+    20,000 rows, every call copied under a new name (benchmarks/_msprobe_replica.py): 5,504 ops, ~400
+    overflow onsets, 939 ops a built-in rule may match."""
+    from benchmarks._msprobe_replica import replicate_compare_csv
+    from benchmarks.scale_paths import SOURCES
+    path = tmp_path_factory.mktemp("training") / "compare_result_20k.csv"
+    replicate_compare_csv(next(SOURCES["summary"].glob("compare_result_*.csv")), path, 20_000)
+    return path
+
+
 @pytest.fixture
 def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     """run_cli(*args) runs `advisor run ARGS -o <tmp>/out` in-process and returns a CliRun."""

@@ -25,9 +25,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 TRANSFORMER = (DATA / "scenarios" / "fp16_overflow__byte_transformer__embedding_outliers__s0"
                / "result_20240506112307.csv")
 SCENARIOS = sorted((DATA / "scenarios").glob("*/result_*.csv"))
-# A real msprobe summary comparison of an FP16 training step whose attention logits overflow.
-TRAINING_STEP = next((DATA / "realtool" / "msprobe_fp16_overflow__masked_transformer__attention_logits_autocast__"
-                      "mix_statistics").glob("compare_result_*.csv"))
 MSPROBE = sorted((DATA / "msprobe_faults").glob("*_statistics.csv"))
 
 
@@ -96,16 +93,6 @@ def test_the_filter_costs_no_built_in_rule_a_finding(path):
         return {(f.rule, f.op, f.index, f.kind) for f in run_rules(rules, facts.all_facts()).findings}
 
     assert findings(chosen) == findings(every)
-
-
-@pytest.fixture(scope="module")
-def training_20k(tmp_path_factory) -> Path:
-    """The training step's comparison grown to 20,000 rows, every call copied under a new name
-    (benchmarks/_msprobe_replica.py): 5,504 ops, 939 of them candidates of a built-in rule."""
-    from benchmarks._msprobe_replica import replicate_compare_csv
-    path = tmp_path_factory.mktemp("training") / "compare_result_20k.csv"
-    replicate_compare_csv(TRAINING_STEP, path, 20_000)
-    return path
 
 
 def test_under_the_cap_no_place_goes_to_an_op_no_rule_can_match(training_20k):

@@ -1,28 +1,15 @@
 """A run with hundreds of findings of one rule: the reports people read stay readable, report.json
-keeps every finding. A real msprobe comparison of an FP16 training step (attention logits overflow)
-grown to 20,000 rows, every call copied under a new name, has ~400 overflow onsets, each a finding."""
+keeps every finding. On the training step grown to 20,000 rows (conftest's ``training_20k``) each of
+its ~400 overflow onsets is a finding."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from advisor.report.view import FULL_FINDINGS_PER_RULE
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-TRAINING_STEP = next((DATA / "realtool" / "msprobe_fp16_overflow__masked_transformer__attention_logits_autocast__"
-                      "mix_statistics").glob("compare_result_*.csv"))
-
-
-@pytest.fixture(scope="module")
-def training_20k(tmp_path_factory) -> Path:
-    from benchmarks._msprobe_replica import replicate_compare_csv
-    path = tmp_path_factory.mktemp("training") / "compare_result_20k.csv"
-    replicate_compare_csv(TRAINING_STEP, path, 20_000)
-    return path
 
 
 @pytest.fixture(scope="module")
