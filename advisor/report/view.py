@@ -294,14 +294,11 @@ def _finding_at(full_groups: tuple[FindingGroup, ...], folded: tuple[FoldedGroup
     """Op index -> the id of the first finding shown for it (causes before their symptoms); a folded
     group shows its cause's row only, which stands for its symptoms too."""
     found: dict[int, str] = {}
-    for group in full_groups:
+    shown = [(group, False) for group in full_groups] + [(group, True) for more in folded for group in more.groups]
+    for group, as_row in shown:
         for view in (group.cause, *group.symptoms):
             if view.index is not None:
-                found.setdefault(view.index, view.id)
-    for group in (group for more in folded for group in more.groups):
-        for view in (group.cause, *group.symptoms):
-            if view.index is not None:
-                found.setdefault(view.index, group.cause.id)
+                found.setdefault(view.index, group.cause.id if as_row else view.id)
     return found
 
 
