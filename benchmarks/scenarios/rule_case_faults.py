@@ -116,14 +116,19 @@ class Int8KernelFault(faults.InputQuantFault):
         return []
 
 
+def _down_projection(case: NetworkCase, block: int) -> tuple[str, torch.Tensor]:
+    """(golden MatMul, weight) of block ``block``'s MLP down-projection."""
+    from benchmarks.scenarios.catalog import _projection_op  # the catalog imports this module
+
+    parameter = f"blocks.{block}.w2"
+    return _projection_op(case, parameter), case.module.get_parameter(parameter)
+
+
 def int8_down_projection(block: int, one_scale: bool) -> Callable[[NetworkCase], faults.Fault]:
     """Block ``block``'s MLP down-projection built in int8 (per-channel weights, min/max calibrated symmetric
     activations), its kernel rescaling with one scale (a backend bug) or right."""
     def make(case: NetworkCase) -> faults.Fault:
-        from benchmarks.scenarios.catalog import _projection_op
-
-        parameter = f"blocks.{block}.w2"
-        op = _projection_op(case, parameter)
+        op, weight = _down_projection(case, block)
         settings = (f"block {block}'s MLP down-projection ({op}) is built in int8 as its config says (per-channel "
                     "symmetric weights, symmetric activations calibrated at min/max: settings under which the int8 "
                     "layer agrees with the float one)")
@@ -132,7 +137,7 @@ def int8_down_projection(block: int, one_scale: bool) -> Callable[[NetworkCase],
                "kernel bug, not a setting, so no int8 knob of the build restores the layer")
         return Int8KernelFault(
             kind="quant_backend_issue" if one_scale else "consistent", golden_ops=(op,), slot=0, symmetric=True,
-            calibration="minmax", weight=case.module.get_parameter(parameter), one_scale=one_scale,
+            calibration="minmax", weight=weight, one_scale=one_scale,
             description=settings + (bug if one_scale else ", and its kernel computes them right"),
             build_knobs=faults.magicmind_int8([op], {"algorithm": "minmax"}, weight_quant_granularity="per_channel",
                                               activation_quant_algo="symmetric"))
@@ -174,10 +179,7 @@ def per_tensor_and_clipped(block: int, percentile: float | None) -> Callable[[Ne
     """Block ``block``'s MLP down-projection (two channels of super weights) built in int8 with per-tensor weights
     and its input calibrated at ``percentile`` (None: at min/max, the per-tensor mistake alone)."""
     def make(case: NetworkCase) -> faults.Fault:
-        from benchmarks.scenarios.catalog import _projection_op
-
-        parameter = f"blocks.{block}.w2"
-        op = _projection_op(case, parameter)
+        op, weight = _down_projection(case, block)
         weights = (f"block {block}'s MLP down-projection ({op}) is built in int8 with its weights quantised per "
                    "tensor (one scale, set by the two channels that hold super weights: the other channels keep a "
                    "few int8 steps)")
@@ -190,7 +192,7 @@ def per_tensor_and_clipped(block: int, percentile: float | None) -> Callable[[Ne
         return PerTensorAndClippedFault(
             kind="quant_per_tensor", golden_ops=(op,), slot=0, symmetric=True,
             calibration="percentile" if percentile is not None else "minmax", percentile=percentile or 99.99,
-            weight=case.module.get_parameter(parameter), description=weights + clipped,
+            weight=weight, description=weights + clipped,
             build_knobs=faults.magicmind_int8([op], calibration, weight_quant_granularity="per_tensor",
                                               activation_quant_algo="symmetric"))
     return make
