@@ -23,7 +23,7 @@ from ..tensors import kernel
 from ..tensors.lineage import Fingerprinter, TensorPrint, fingerprint_array, load_dump
 from ..tensors.metrics import comparison_of, size_mismatch
 from ..tensors.npyfile import NpyFile, dtype_name
-from ..tensors.running import CHUNK, WHOLE, file_sums
+from ..tensors.running import WHOLE, file_sums
 from .msaccucmp_csv import PairMetrics, cells_of, pair_metrics
 from .tuning import single_threaded_blas
 
@@ -76,7 +76,7 @@ def compare_pair(task: PairTask) -> PairResult:
                              compiled=kernel.use_in_run(target.size, task.compiled))
             metrics = cells_of(comparison_of(sums))
         elif printer is not None:
-            for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(CHUNK, "target")):
+            for piece in target.chunks(max(1, min(target.size, WHOLE))):
                 printer.update(piece)
     finally:
         target.close()

