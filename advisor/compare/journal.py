@@ -3,9 +3,10 @@
 A JSON-lines file beside the output (``<output>.journal``). The first line identifies the run
 (both folders, the graph and a signature of every dump file: name, size, modification time); a
 journal whose first line does not match the current run is ignored and replaced, so a resumed run
-never mixes results of other dumps. Each further line is one result, appended and flushed as soon
-as it exists: a fingerprint (``"print"``) or the metric cells of a pair (``"pair"``). A line cut
-short by the interruption is skipped. The journal is removed once the CSV is written.
+never mixes results of other dumps. Each further line is one result, appended as soon as it exists
+and flushed with the rest of its batch (one write per batch of tensors): a fingerprint (``"print"``)
+or the metric cells of a pair (``"pair"``). A line cut short by the interruption is skipped. The
+journal is removed once the CSV is written.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class Journal:
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
         if fresh:
             self._write({"signature": self.signature, "version": VERSION})
+            self.flush()
 
     def add_print(self, key: str, value: TensorPrint) -> None:
         self.prints[key] = value
@@ -99,7 +101,11 @@ class Journal:
     def _write(self, record: dict[str, Any]) -> None:
         assert self._handle is not None
         self._handle.write(_ENCODER.encode(record) + "\n")
-        self._handle.flush()
+
+    def flush(self) -> None:
+        """Hand what was added to the file (the results of a batch: one write)."""
+        if self._handle is not None:
+            self._handle.flush()
 
     def close(self, *, remove: bool) -> None:
         if self._handle is not None:

@@ -146,14 +146,18 @@ class _Work:
         self.compiled = False
         self.bar: ProgressBar | None = None
 
-    def _record(self, result: PairResult) -> None:
-        if result.print is not None:
-            self.journal.add_print(result.key, result.print)
-        if result.metrics is not None and result.pair_key is not None and result.pair_key not in self.journal.pairs:
-            self.journal.add_pair(result.pair_key, result.metrics)
-            self.computed += 1
+    def _record(self, results: list[PairResult]) -> None:
+        """One batch's results into the journal, flushed once for the batch."""
+        for result in results:
+            if result.print is not None:
+                self.journal.add_print(result.key, result.print)
+            if (result.metrics is not None and result.pair_key is not None
+                    and result.pair_key not in self.journal.pairs):
+                self.journal.add_pair(result.pair_key, result.metrics)
+                self.computed += 1
+        self.journal.flush()
         if self.bar is not None:
-            self.bar.advance()
+            self.bar.advance(len(results))
 
     def _run(self, label: str, total: int, tasks: list[PairTask]) -> None:
         self.bar = ProgressBar(label, total, stream=self.stream, enabled=self.progress, done=total - len(tasks))

@@ -116,35 +116,40 @@ Mapper = Callable[[Callable[[list[PairTask]], list[PairResult]], Iterator[list[P
                   Iterable[list[PairResult]]]
 
 
-def batches(tasks: Iterable[PairTask]) -> list[list[PairTask]]:
-    """Group tasks into batches of at most BATCH_ITEMS tasks and about BATCH_BYTES."""
+def batches(tasks: Iterable[PairTask], workers: int = 1) -> list[list[PairTask]]:
+    """Group tasks into batches of at most BATCH_ITEMS tasks and about BATCH_BYTES, largest tasks
+    first, each batch at most half of what is left per worker: the batches shrink towards the end,
+    so no worker is left alone with a large one while the others wait (work balanced by bytes)."""
+    ordered = sorted(tasks, key=lambda task: -task.nbytes)         # stable: equal sizes keep their order
+    remaining = sum(task.nbytes for task in ordered)
     grouped: list[list[PairTask]] = []
     current: list[PairTask] = []
     size = 0
-    for task in tasks:
-        if current and (len(current) >= BATCH_ITEMS or size + task.nbytes > BATCH_BYTES):
+    for task in ordered:
+        limit = min(BATCH_BYTES, (remaining + size) // (2 * max(1, workers)))
+        if current and (len(current) >= BATCH_ITEMS or size + task.nbytes > limit):
             grouped.append(current)
             current, size = [], 0
         current.append(task)
         size += task.nbytes
+        remaining -= task.nbytes
     if current:
         grouped.append(current)
     return grouped
 
 
-def run(tasks: list[PairTask], on_result: Callable[[PairResult], Any], mapper: Mapper | None = None,
+def run(tasks: list[PairTask], on_results: Callable[[list[PairResult]], Any], mapper: Mapper | None = None,
         jobs: int = 1) -> None:
     """Compare every task (``mapper``: default :func:`local_mapper` with ``jobs`` threads) and
-    hand each result to ``on_result`` on this side as soon as its batch is done."""
-    grouped = batches(tasks)
+    hand each batch's results to ``on_results`` on this side as soon as the batch is done."""
+    grouped = batches(tasks, jobs)
     if not grouped:
         return
     if mapper is None and any(task.compiled for task in tasks):
         kernel.warm_up()        # numba and the float32 loops, once, before the threads need them
     mapper = mapper or local_mapper(jobs)
     for results in mapper(compare_batch, iter(grouped)):
-        for result in results:
-            on_result(result)
+        on_results(results)
 
 
 def local_mapper(jobs: int) -> Mapper:

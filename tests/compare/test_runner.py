@@ -69,6 +69,24 @@ def test_an_interrupted_run_resumes_where_it_stopped(dumps, tmp_path, monkeypatc
     assert not journal_path(out).exists()
 
 
+def test_each_batch_of_results_is_on_disk_once_recorded(dumps, tmp_path, monkeypatch):
+    """A run killed outright (no clean-up) keeps every batch it recorded: the journal is written
+    once per batch, not left in a buffer."""
+    monkeypatch.setattr(work, "BATCH_ITEMS", 3)
+    out = tmp_path / "r.csv"
+    on_disk = []
+    original = runner._Work._record
+
+    def recorded(self, results):
+        original(self, results)
+        lines = journal_path(out).read_text(encoding="utf-8").splitlines()
+        on_disk.append((len(lines) - 1, len(self.journal.prints) + len(self.journal.pairs)))
+
+    monkeypatch.setattr(runner._Work, "_record", recorded)
+    compare_dumps(options(dumps, out, jobs=2))
+    assert len(on_disk) > 3 and all(written == held for written, held in on_disk)
+
+
 def test_a_journal_of_other_dumps_is_ignored(dumps, tmp_path, monkeypatch):
     out = tmp_path / "r.csv"
     monkeypatch.setattr(Journal, "add_pair", lambda self, key, value: (_ for _ in ()).throw(KeyboardInterrupt))
@@ -100,15 +118,21 @@ def test_a_folder_output_gets_a_timestamped_name_and_a_stable_journal(tmp_path):
     assert journal_path(tmp_path / "r.csv") == tmp_path / "r.csv.journal"
 
 
-def test_batches_bound_items_and_bytes(monkeypatch):
+def test_batches_bound_items_and_bytes_largest_first_and_shrink_towards_the_end(monkeypatch):
     monkeypatch.setattr(work, "BATCH_ITEMS", 3)
     monkeypatch.setattr(work, "BATCH_BYTES", 100)
 
-    def keys(tasks):
-        return [[task.key for task in batch] for batch in work.batches(tasks)]
+    def keys(tasks, workers=1):
+        return [[task.key for task in batch] for batch in work.batches(tasks, workers)]
 
-    assert keys([work.PairTask(str(i), "t", nbytes=10) for i in range(7)]) == [["0", "1", "2"], ["3", "4", "5"], ["6"]]
-    assert keys([work.PairTask(k, "t", nbytes=n) for k, n in (("a", 60), ("b", 60), ("c", 1))]) == [["a"], ["b", "c"]]
+    # at most half of what is left per worker: 35 of 70 bytes (3 items), then 20 of 40, then 10 of 20
+    assert keys([work.PairTask(str(i), "t", nbytes=10) for i in range(7)]) == [["0", "1", "2"], ["3", "4"], ["5"],
+                                                                               ["6"]]
+    assert keys([work.PairTask(k, "t", nbytes=n) for k, n in (("c", 1), ("a", 60), ("b", 60))]) == [["a"], ["b"],
+                                                                                                  ["c"]]
+    many = [work.PairTask(str(i), "t", nbytes=10) for i in range(100)]
+    assert [len(batch) for batch in work.batches(many, 2)] == [3] * 30 + [2, 2] + [1] * 6
+    assert sum(keys(many, 2), []) == [task.key for task in many]
 
 
 def test_msprobe_dumps_pair_by_identical_names(tmp_path):
