@@ -76,7 +76,7 @@ def compare_pair(task: PairTask) -> PairResult:
                              compiled=kernel.use_in_run(target.size, task.compiled))
             metrics = cells_of(comparison_of(sums))
         elif printer is not None:
-            for piece in target.chunks(max(1, min(target.size, WHOLE))):
+            for piece in ([target.read("target")] if target.size <= WHOLE else target.chunks(WHOLE)):
                 printer.update(piece)
     finally:
         target.close()

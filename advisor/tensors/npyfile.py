@@ -1,17 +1,20 @@
-"""An ``.npy`` dump read through memory maps of its data: no copy, no whole-tensor allocation.
+"""An ``.npy`` dump read whole into reused buffers, or in pieces through memory maps of its data.
 
 A file is opened once (:meth:`NpyFile.open`, through :func:`advisor.inputfiles.open_input_fd`) and
-its header read from the same unbuffered file. Its data is then seen through private maps
-(``mmap.ACCESS_COPY``: writable arrays, the type numba's compiled loops are built for, though
-nothing writes to them) of at most WINDOW bytes at a time: the arrays handed out are the page
-cache's own pages, nothing is copied, and what a tensor of any size keeps mapped stays within a
-window or two. On benchmarks/compare.py's 1 MiB dumps this costs what ``readinto`` into reused
-buffers cost (the page faults, served 16 pages at a time, take the time the copy took); on its 64
-MiB dumps ``advisor compare`` takes 30% less CPU: a pair larger than ``running.WHOLE`` is scanned
-twice (ranges first) and was copied twice. A file that cannot be mapped (a file system without
-``mmap``) is read with ``readinto`` into fresh buffers instead. A dump cut short is refused when it
-is opened; one another process truncates while it is being compared ends the process with SIGBUS (as
-every memory map of it does, numpy's included).
+its header read from the same unbuffered file. A dump of up to ``running.WHOLE`` elements is read
+whole (:meth:`NpyFile.read`) with ``readinto`` into this thread's buffer for its role, reused from
+pair to pair: the copy lands in memory the CPU's caches keep, where the arithmetic reads it next. A
+larger one is handed out in pieces (:meth:`NpyFile.chunks`) that are views of private maps of the
+file (``mmap.ACCESS_COPY``: writable arrays, the type numba's compiled loops are built for, though
+nothing writes to them), WINDOW bytes at a time: nothing is copied, a large pair scanned twice
+(ranges first) faults its pages in once, and what stays mapped is a window or two whatever the
+tensor's size. Measured with benchmarks/compare.py (CPU of advisor compare, alternating runs): on
+its 1 MiB dumps, maps for every read cost 3-4% more than these buffers (the page faults and the
+unmapping took more than the copy, more so on two threads); on its 64 MiB
+dumps, maps instead of two copies took the run from 0.71 s to 0.55 s. A file that cannot be mapped
+(a file system without ``mmap``) is read into fresh buffers instead. A dump cut short is refused
+when it is opened; one another process truncates while its maps are read ends the process with
+SIGBUS (as every memory map of it does, numpy's included).
 Files stored in Fortran order are left to :func:`advisor.tensors.lineage.load_dump` (their bytes
 are not in the order the metrics pair elements).
 """
@@ -24,6 +27,7 @@ import math
 import mmap
 import os
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +36,7 @@ import numpy as np
 from ..errors import InputFormatError
 from ..inputfiles import open_input_fd
 
+_BUFFERS = threading.local()
 #: Most bytes of a file mapped at once (a whole number of pages: the data is mapped from a page boundary).
 WINDOW = 64 * 1024 ** 2
 #: Bytes read first for the header: numpy writes 64-byte aligned headers, 128 bytes for most tensors.
@@ -84,9 +89,11 @@ class NpyFile:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def read(self) -> np.ndarray:
-        """The whole flat data (a memory map's pages; read-only in spirit: never write to it)."""
-        return next(self.chunks(max(self.size, 1)), np.empty(0, self.dtype))
+    def read(self, role: str) -> np.ndarray:
+        """The whole flat data, read into this thread's buffer for ``role`` (valid until its next
+        read): a dump read whole is small enough that a copy into a buffer the caches keep costs
+        less than mapping it (module docstring)."""
+        return self._read_span(self.offset, self.size, _buffer(role, self.dtype, self.size))
 
     def chunks(self, chunk: int) -> Iterator[np.ndarray]:
         """The flat data, ``chunk`` elements at a time (views of a map of the file, or of buffers
@@ -109,8 +116,9 @@ class NpyFile:
             return self._read_span(begin, count)
         return np.frombuffer(mapped, self.dtype, count, begin - aligned)
 
-    def _read_span(self, begin: int, count: int) -> np.ndarray:
-        values = np.empty(count, self.dtype)
+    def _read_span(self, begin: int, count: int, values: np.ndarray | None = None) -> np.ndarray:
+        """``count`` elements from byte ``begin`` read into ``values`` (default: a new array)."""
+        values = np.empty(count, self.dtype) if values is None else values
         self._file.seek(begin)
         if _read_into(self._file, memoryview(values).cast("B")) != values.nbytes:
             raise InputFormatError("cannot read the dump (cut short while reading)", path=self.path)
@@ -190,3 +198,15 @@ def dtype_name(dtype: np.dtype) -> str:
     """``dtype.name`` (``float16``...), remembered: numpy works it out again on every call, in
     microseconds, and a scan asks it once per dump."""
     return dtype.name
+
+
+def _buffer(role: str, dtype: np.dtype, size: int) -> np.ndarray:
+    """This thread's buffer of ``dtype`` for ``role``, ``size`` elements long (a view of a reused one)."""
+    table = getattr(_BUFFERS, "table", None)
+    if table is None:
+        table = _BUFFERS.table = {}
+    key = (role, dtype.str)
+    buffer = table.get(key)
+    if buffer is None or buffer.size < size:
+        buffer = table[key] = np.empty(size, dtype)
+    return buffer[:size]

@@ -21,9 +21,9 @@ Precision (why each sum is kept as it is):
   eps/sqrt(n) of A (below 1e-9 for the 6 printed decimals).
 - KL normalises each side by its global minimum and maximum, so it needs them before its first
   term: a pair of more than one chunk is scanned twice (a min/max pass, then everything else).
-  Dump files of up to WHOLE elements are mapped whole and scanned there (:func:`file_sums`);
-  larger ones are scanned twice in pieces, through maps of a window at a time (npyfile.py), the
-  second time from the page cache when they fit in memory.
+  Dump files of up to WHOLE elements are read once, whole, into reused buffers and scanned there
+  (:func:`file_sums`); larger ones are scanned twice in pieces, through maps of a window at a time
+  (npyfile.py), the second time from the page cache when they fit in memory.
 
 Two implementations of the same sums: the numpy pass of :meth:`PairSums.add` (below; the
 reference, and the one for tensors holding NaN or inf) and the compiled pass of :mod:`kernel`
@@ -44,8 +44,9 @@ from .npyfile import NpyFile
 
 #: Elements per chunk: three float64 and two float32 buffers of this size stay within a typical L2 cache.
 CHUNK = 1 << 15
-#: Dumps of at most this many elements are mapped whole and scanned once (file_sums): up to 32 MB
-#: per side widened into this thread's buffers (float64 for integers, float32 for float16: kernel.widen).
+#: Dumps of at most this many elements are read whole, once (file_sums), into this thread's buffers:
+#: up to 32 MB per side widened (float64 for integers, float32 for float16: kernel.widen) plus the read
+#: buffer itself.
 WHOLE = 1 << 22
 
 #: Golden values at or below this magnitude are left out of the relative errors (metrics.py).
@@ -69,7 +70,7 @@ def spans(size: int, chunk: int) -> Iterator[slice]:
 def value_range(v: np.ndarray, chunk: int = CHUNK, compiled: bool = False) -> tuple[float, float]:
     """(min, max) of a flat array, chunk by chunk; NaN when it holds a NaN."""
     span = Range(compiled)
-    for part in spans(v.size, piece_elements(chunk)):
+    for part in spans(v.size, _piece(chunk)):
         span.add(v[part])
     return span.low, span.high
 
@@ -240,7 +241,7 @@ def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK, compiled:
         sums = PairSums(compiled=compiled)
     else:
         sums = PairSums(value_range(x, chunk, compiled), value_range(y, chunk, compiled), compiled=compiled)
-    for part in spans(x.size, piece_elements(chunk)):
+    for part in spans(x.size, _piece(chunk)):
         sums.add(x[part], y[part], chunk)
     return sums
 
@@ -248,29 +249,29 @@ def pair_sums(npu: np.ndarray, golden: np.ndarray, chunk: int = CHUNK, compiled:
 def file_sums(target: NpyFile, golden: NpyFile, chunk: int = CHUNK,
               on_target: Callable[[np.ndarray], object] | None = None, compiled: bool | None = None) -> PairSums:
     """:func:`pair_sums` of two ``.npy`` files of equal size; ``on_target`` sees every chunk of the
-    target's data once, in order (its fingerprint). A pair of at most WHOLE elements is scanned once,
-    whole; a larger one in pieces, twice (the ranges first)."""
+    target's data once, in order (its fingerprint). A pair of at most WHOLE elements is read once,
+    whole, into reused buffers (npyfile.py); a larger one in mapped pieces, twice (the ranges first)."""
     compiled = kernel.use_for(target.size) if compiled is None else compiled
     if target.size <= max(chunk, WHOLE):
-        x, y = target.read(), golden.read()
+        x, y = target.read("target"), golden.read("golden")
         if on_target is not None:
             on_target(x)
         return pair_sums(x, y, chunk, compiled)
     x_range, y_range = Range(compiled), Range(compiled)
-    piece_size = piece_elements(chunk)
-    for values in target.chunks(piece_size):
+    piece_size = _piece(chunk)
+    for piece in target.chunks(piece_size):
         if on_target is not None:
-            on_target(values)
-        x_range.add(values)
-    for values in golden.chunks(piece_size):
-        y_range.add(values)
+            on_target(piece)
+        x_range.add(piece)
+    for piece in golden.chunks(piece_size):
+        y_range.add(piece)
     sums = PairSums((x_range.low, x_range.high), (y_range.low, y_range.high), compiled=compiled)
     for x, y in zip(target.chunks(piece_size), golden.chunks(piece_size), strict=True):
         sums.add(x, y, chunk)
     return sums
 
 
-def piece_elements(chunk: int) -> int:
+def _piece(chunk: int) -> int:
     """Elements handed to :meth:`PairSums.add` at a time: whole chunks, about kernel.GROUP of them."""
     return chunk * max(1, kernel.GROUP // chunk)
 

@@ -240,13 +240,15 @@ def test_a_dump_cut_short_is_an_input_error_naming_it(dumps, tmp_path, jobs, mon
 
 def test_every_target_dump_is_read_once_except_inputs_fed_through_target_only_ops(dumps, tmp_path, monkeypatch):
     reads: list[Path] = []
-    original = NpyFile.chunks
 
-    def counting(self, chunk):
-        reads.append(self.path)
-        return original(self, chunk)
+    def counting(original):
+        def read(self, *args):
+            reads.append(self.path)
+            return original(self, *args)
+        return read
 
-    monkeypatch.setattr(NpyFile, "chunks", counting)
+    monkeypatch.setattr(NpyFile, "chunks", counting(NpyFile.chunks))       # a dump read in pieces
+    monkeypatch.setattr(NpyFile, "read", counting(NpyFile.read))           # ... or whole
     golden, target = dumps
     compare_dumps(options(dumps, tmp_path / "r.csv", jobs=1))
     target_reads = Counter(p for p in reads if p.parent == target)

@@ -33,7 +33,7 @@ def test_chunks_hand_over_every_element_in_order(dump, monkeypatch, window, chun
     monkeypatch.setattr(npyfile, "WINDOW", window)
     with NpyFile.open(path) as found:
         pieces = list(found.chunks(chunk))
-        whole = found.read()
+        whole = found.read("target")
     assert found.offset % mmap.ALLOCATIONGRANULARITY != 0
     assert all(piece.size == chunk for piece in pieces[:-1]) and 0 < pieces[-1].size <= chunk
     assert np.array_equal(np.concatenate(pieces), values.reshape(-1))
