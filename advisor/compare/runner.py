@@ -36,7 +36,7 @@ from ..tensors.lineage import TensorPrint
 from ..tensors.op_map import OpMap, load_op_map
 from ..tensors.pairing import Plan, PlannedRow, fusion_map, name_partners, plan_rows
 from .journal import Journal, run_signature
-from .msaccucmp_csv import PairMetrics, format_row, result_file_name, write_result_rows
+from .msaccucmp_csv import format_row, result_file_name, write_result_rows
 from .work import Mapper, PairResult, PairTask, pair_key, run
 
 
@@ -101,15 +101,16 @@ def compare_dumps(options: CompareOptions, stream: TextIO | None = None) -> Comp
     try:
         prints = work.read_targets(target, golden, fusion, op_map)
         plan = plan_rows(golden, target, prints, fusion, options.pair_by_shape, op_map)
-        work.compare_rest(plan, golden, target)
-        rows = [format_row(row.labels, _metrics(row, golden, journal)) for row in plan.rows]
+        keys = work.compare_rest(plan, golden, target)
+        rows = [format_row(row.labels, journal.pairs[keys[row.pair_key]] if row.pair_key is not None else None)
+                for row in plan.rows]
         write_result_rows(rows, output)
     except BaseException:
         journal.close(remove=False)
         raise
     journal.close(remove=True)
     notes = [*golden.notes, *target.notes, *plan.notes, *(f"skipped {n}" for n in golden.skipped + target.skipped)]
-    return CompareSummary(output, len(rows), len(plan.pairs()), work.computed, plan.pairing,
+    return CompareSummary(output, len(rows), len(keys), work.computed, plan.pairing,
                           time.monotonic() - started, notes, dict(plan.coverage))
 
 
@@ -130,9 +131,6 @@ def _pair_key(row: PlannedRow, golden: DumpFolder) -> str:
     dtype, shape, crc, adler, _ = row.pair_key
     return pair_key(dtype, shape, TensorPrint(crc, adler, False, ""), _relative(row.golden.path, golden.root))
 
-
-def _metrics(row: PlannedRow, golden: DumpFolder, journal: Journal) -> PairMetrics | None:
-    return journal.pairs[_pair_key(row, golden)] if row.pair_key is not None else None
 
 
 class _Work:
@@ -188,11 +186,15 @@ class _Work:
         self._run("reading target", len(target.files), tasks)
         return {str(target.root / key): value for key, value in self.journal.prints.items()}
 
-    def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> None:
-        """Step 4: the distinct comparisons of the plan that step 2 (or an earlier run) did not make."""
-        unique = {_pair_key(row, golden): row for row in plan.pairs().values()}
+    def compare_rest(self, plan: Plan, golden: DumpFolder, target: DumpFolder) -> dict[tuple, str]:
+        """Step 4: the distinct comparisons of the plan that step 2 (or an earlier run) did not make;
+        returns the journal key of each (by the plan's pair key), made once per comparison."""
+        pairs = plan.pairs()
+        keys = {key: _pair_key(row, golden) for key, row in pairs.items()}
+        unique = {keys[key]: row for key, row in pairs.items()}
         tasks = [PairTask(_relative(row.target.path, target.root), str(row.target.path), str(row.golden.path),
                           fingerprint=False, pair_key=key, nbytes=row.target.nbytes + row.golden.nbytes,
                           compiled=self.compiled)
                  for key, row in unique.items() if key not in self.journal.pairs]
         self._run("comparing pairs", len(tasks), tasks)
+        return keys

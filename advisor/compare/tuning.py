@@ -22,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..memory import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
 
@@ -56,13 +58,25 @@ def _function(library: ctypes.CDLL, names: tuple[str, ...]):
     return None
 
 
+#: (modules loaded when looked up, each loaded OpenBLAS's (setter, getter)): found again only once
+#: another module was imported (a library that brings its own OpenBLAS is imported with one); the
+#: search reads /proc/self/maps and asks the dynamic linker, a few milliseconds per compare run.
+_FOUND: tuple[int, list[tuple[Any, Any]]] | None = None
+
+
+def _blas_controls() -> list[tuple[Any, Any]]:
+    global _FOUND
+    modules = len(sys.modules)
+    if _FOUND is None or _FOUND[0] != modules:
+        controls = [(_function(library, _SETTERS), _function(library, _GETTERS)) for library in _openblas_libraries()]
+        _FOUND = (modules, [(setter, getter) for setter, getter in controls if setter is not None])
+    return _FOUND[1]
+
+
 def set_blas_threads(count: int) -> list[int]:
     """Set every loaded OpenBLAS to ``count`` threads; returns the previous counts."""
     previous = []
-    for library in _openblas_libraries():
-        setter, getter = _function(library, _SETTERS), _function(library, _GETTERS)
-        if setter is None:
-            continue
+    for setter, getter in _blas_controls():
         previous.append(int(getter()) if getter is not None else 0)
         setter(int(count))
     return previous
