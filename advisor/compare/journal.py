@@ -41,9 +41,14 @@ def run_signature(golden: DumpFolder, target: DumpFolder, inputs: list[Path], pa
     for folder in (golden, target):
         digest.update(str(folder.root.resolve()).encode())
         for dump in folder.files:
-            stat = dump.path.stat()
-            digest.update(f"|{dump.path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+            size, modified = dump.stamp or _stamp(dump.path)      # the scan's (no second stat per file)
+            digest.update(f"|{dump.path.name}:{size}:{modified}".encode())
     return digest.hexdigest()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_size, found.st_mtime_ns
 
 
 class Journal:

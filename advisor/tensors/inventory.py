@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ class DumpFile:
     shape: tuple[int, ...]
     dtype: str                      # numpy dtype name: float32, float16, int64...
     nbytes: int
+    stamp: tuple[int, int] | None = field(default=None, compare=False)  # (file size, mtime in ns) as scanned
 
     @property
     def size(self) -> int:
@@ -59,8 +61,15 @@ class DumpFolder:
 
 def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
     """Shape, dtype name and data size of an ``.npy`` file, from its header alone."""
+    return _scanned(path)[:3]
+
+
+def _scanned(path: Path) -> tuple[tuple[int, ...], str, int, tuple[int, int]]:
+    """:func:`read_header` and the file's (size, modification time in ns), from the descriptor read
+    (the resume journal's signature: compare/journal.py)."""
     try:
         with io.FileIO(open_input_fd(path), "rb") as file:
+            found = os.fstat(file.fileno())
             shape, _, dtype, _ = read_npy_header(file)
     except (OSError, ValueError, EOFError) as exc:
         kind = sniff(path, comparison_format) if path.is_file() else None
@@ -69,7 +78,7 @@ def read_header(path: Path) -> tuple[tuple[int, ...], str, int]:
         raise InputFormatError(f"not a readable .npy file ({exc})", path=path) from None
     if dtype.hasobject:
         raise InputFormatError("holds Python objects, not a tensor", path=path)
-    return shape, dtype_name(dtype), math.prod(shape) * dtype.itemsize
+    return shape, dtype_name(dtype), math.prod(shape) * dtype.itemsize, (found.st_size, found.st_mtime_ns)
 
 
 def scan_folder(root: Path, side: str) -> DumpFolder:
@@ -99,8 +108,7 @@ def scan_folder(root: Path, side: str) -> DumpFolder:
         if name.naming != naming:
             skipped.append(f"{path.name}: {name.naming} naming in a folder of {naming} dumps")
             continue
-        shape, dtype, nbytes = read_header(path)
-        files.append(DumpFile(path, name, shape, dtype, nbytes))
+        files.append(DumpFile(path, name, *_scanned(path)))
     files = _dump_order(files, root)
     return DumpFolder(root, naming, files, skipped)
 

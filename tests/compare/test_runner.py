@@ -100,6 +100,24 @@ def test_a_journal_of_other_dumps_is_ignored(dumps, tmp_path, monkeypatch):
     assert summary.computed == summary.pairs
 
 
+def test_the_journal_signature_reads_the_scan_and_matches_one_from_the_files(dumps, tmp_path):
+    """The run's signature takes each dump's size and modification time from the scan (no second
+    stat per file); it is the digest a stat of every file gives, so a journal of an earlier run resumes."""
+    import dataclasses
+
+    from advisor.compare.journal import run_signature
+    from advisor.tensors.inventory import scan_folder
+
+    golden, target = (scan_folder(folder, side) for folder, side in zip(dumps, ("golden", "target"), strict=True))
+    assert all(dump.stamp is not None for dump in golden.files + target.files)
+    unstamped = [dataclasses.replace(folder, files=[dataclasses.replace(d, stamp=None) for d in folder.files])
+                 for folder in (golden, target)]
+    assert run_signature(golden, target, []) == run_signature(*unstamped, [])
+    victim = target.files[3].path
+    victim.write_bytes(victim.read_bytes() + b"\0")
+    assert run_signature(golden, scan_folder(dumps[1], "target"), []) != run_signature(golden, target, [])
+
+
 def test_restart_ignores_a_matching_journal(dumps, tmp_path, monkeypatch):
     out = tmp_path / "r.csv"
     monkeypatch.setattr(Journal, "add_pair", lambda self, key, value: (_ for _ in ()).throw(KeyboardInterrupt))
