@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         from advisor import pipeline
         from advisor.facts import builder
         from advisor.report import write_reports
+    from advisor.cli import _tune_collector
+    _tune_collector()   # as the advisor program does once its command is imported
     for name in ("row_flags", "judge_roles", "aggregate_ops", "mark_training", "mark_tool_flags", "mark_inputs",
                  "mark_entries", "network_output", "mark_fp16_sensitive", "mark_inserted_normalization",
                  "network_fact", "training_network_fields", "tool_flag_fields", "choose_op_facts",
