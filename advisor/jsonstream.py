@@ -29,6 +29,8 @@ from .nesting import MAX_DEPTH, check_depth, too_deep
 
 CHUNK_BYTES = 4 * 2**20
 _BLANK = re.compile(r"[ \t\n\r]*")
+# A key without escapes and its ":" (a dump.json's keys, nearly all): read in one match
+_PLAIN_KEY = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
 _DECODER = json.JSONDecoder()
 # A value cut at the end of the text held fails at most this many characters before it ("-Infinit")
 _TRUNCATED = 16
@@ -201,8 +203,12 @@ class JsonText:
             if self.peek() != '"':
                 raise self.invalid("Expecting property name enclosed in double quotes")
             self._line_of_key = self.line_at(self.position)
-            key = self._string()
-            self._expect(":", "Expecting ':' delimiter")
+            plain = _PLAIN_KEY.match(self.buffer, self.position)
+            if plain is not None:
+                key, self.position = plain.group(1), plain.end()
+            else:   # escapes, or the text held ends inside the key: parsed (and read on) by the decoder
+                key = self._string()
+                self._expect(":", "Expecting ':' delimiter")
             yield key
             following = self.peek()
             self.position += 1

@@ -1,6 +1,7 @@
 """Where ``advisor run`` spends its time and memory on a large comparison, stage by stage.
 
     python -m benchmarks.stages_1m COMPARISON.csv [--format html,md,json,txt] [-o OUTDIR]
+    python -m benchmarks.stages_1m --bench BENCH/dump.json --target TARGET/dump.json [...]
 
 Runs the same steps as ``advisor run`` in this one process and prints, for each stage (reading the
 comparison, each step of building the facts, the rules, the reports), its CPU seconds, its wall
@@ -81,12 +82,16 @@ class Stages:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("comparison", type=Path)
+    parser.add_argument("comparison", type=Path, nargs="?")
+    parser.add_argument("--bench", type=Path, help="an msprobe dump.json pair instead of a comparison")
+    parser.add_argument("--target", type=Path)
     parser.add_argument("--format", default="html,md,json,txt")
     parser.add_argument("-o", "--output", type=Path, default=Path("advisor-report-stages"))
     parser.add_argument("--default-malloc", action="store_true",
                         help="leave glibc's allocator settings as they are (advisor's command line changes them)")
     args = parser.parse_args(argv)
+    if (args.comparison is None) == (args.bench is None) or (args.bench is None) != (args.target is None):
+        parser.error("give a comparison, or --bench and --target")
     stages = Stages()
     if not args.default_malloc:
         from advisor.memory import release_freed_memory
@@ -95,21 +100,24 @@ def main(argv: list[str] | None = None) -> int:
         from advisor import pipeline
         from advisor.facts import builder
         from advisor.report import write_reports
+    from advisor.cli import _tune_collector
+    _tune_collector()   # as the advisor program does once its command is imported
     for name in ("row_flags", "judge_roles", "aggregate_ops", "mark_training", "mark_tool_flags", "mark_inputs",
                  "mark_entries", "network_output", "mark_fp16_sensitive", "mark_inserted_normalization",
                  "network_fact", "training_network_fields", "tool_flag_fields", "choose_op_facts",
                  "summarise_overflow"):
         stages.wrap(builder, name)
-    for name in ("load_packs", "read_comparison", "build_facts", "_check_something_compared", "_evidence",
-                 "provided_facts", "run_rules", "attach_source_lines", "rank_findings", "vendor_verdict", "remedy_for",
-                 "op_series", "root_neighbourhood", "key_ops", "op_types_of", "Diagnosis"):
+    for name in ("load_packs", "read_comparison", "read_dump_pair", "build_facts", "_check_something_compared",
+                 "_evidence", "provided_facts", "run_rules", "attach_source_lines", "rank_findings", "vendor_verdict",
+                 "remedy_for", "op_series", "root_neighbourhood", "key_ops", "op_types_of", "Diagnosis"):
         stages.wrap(pipeline, name)
-    options = pipeline.AnalysisOptions(comparison=args.comparison)
+    options = pipeline.AnalysisOptions(comparison=args.comparison, bench=args.bench, target=args.target)
     with stages.stage("analyse (total)"):
         diagnosis = pipeline.analyse(options)
     with stages.stage("write_reports"):
         write_reports(diagnosis, args.output, formats=args.format)
-    print(f"{args.comparison} ({args.comparison.stat().st_size / 2**20:.0f} MiB); load average "
+    inputs = [args.comparison] if args.comparison else [args.bench, args.target]
+    print(f"{' vs '.join(map(str, inputs))} ({sum(p.stat().st_size for p in inputs) / 2**20:.0f} MiB); load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'stage':<34} {'CPU s':>7} {'wall s':>7} {'RSS after':>10} {'peak in':>9}")
     for depth, name, cpu, wall, rss, peak in stages.rows:

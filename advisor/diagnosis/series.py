@@ -54,10 +54,13 @@ def _layout_series(ops: pd.DataFrame, metrics: OpMetrics, limits: dict[str, floa
     worst = per_op[list(metrics.columns)].max(axis=1, skipna=True).fillna(-np.inf)
     chosen = _thinned(ops, -worst)
     directions = chosen["direction"].astype("string") if "direction" in chosen else pd.Series(pd.NA, chosen.index)
-    points = [OpPoint(index=int(i), op=str(op), cosine=None, error=None,
-                      values={c: _number(per_op.at[i, c]) for c in metrics.columns},
+    picked = per_op.loc[chosen.index]   # each metric's values as a list: one lookup per column, not per point
+    values = [dict(zip(metrics.columns, row, strict=True))
+              for row in zip(*(map(_number, picked[c].tolist()) for c in metrics.columns), strict=True)] \
+        if metrics.columns else [{} for _ in range(len(chosen))]
+    points = [OpPoint(index=int(i), op=str(op), cosine=None, error=None, values=v,
                       direction=None if pd.isna(d) else str(d))
-              for i, op, d in zip(chosen.index, chosen["op"], directions, strict=True)]
+              for i, op, d, v in zip(chosen.index, chosen["op"], directions, values, strict=True)]
     checksums = None
     if metrics.layout == CHECKSUM:
         totals = per_op.sum()

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass
+from math import isfinite
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ NAME_WORDS = {"input_args": "input", "input_kwargs": "input", "input": "input", 
 KEY_CODES = {key: (WORDS.index(word), IO_NAMES.index(IO_WORDS[word])) for key, word in NAME_WORDS.items()}
 GRAD_IO = IO_NAMES.index(IO_WORDS["parameters_grad"])
 NONE = -1   # the code of an absent text
+_POSITIONS = tuple(str(i) for i in range(64))   # the names of a call's first positions: "0", "1"...
 
 
 def read_dump_pair(bench: str | Path, target: str | Path) -> ComparisonTable:
@@ -161,6 +163,11 @@ class _Columns:
         self.calls: list[str] = []
         self.call_lines = array("q")
         self.texts = {name: _Codes() for name in self.CODED}
+        # the codes a tensor takes, and their numbers, at hand (the per-tensor loop looks them up directly)
+        self._arg_codes, self._dtype_codes, self._shape_codes, self._md5_codes = (
+            self.texts[name] for name in ("arg", "dtype", "shape", "md5"))
+        self._arg_numbers, self._dtype_numbers, self._shape_numbers = (
+            self.texts[name].numbers for name in ("arg", "dtype", "shape"))
         self.codes = array("i")        # call, io, word, then the CODED codes: 8 per tensor
         self.stats = array("d")        # 4 per tensor
         self.nonfinite = bytearray()
@@ -176,7 +183,16 @@ class _Columns:
             return
         for key, value in entry.items():
             codes = KEY_CODES.get(key)
-            if codes is not None:
+            if codes is None:
+                continue
+            if type(value) is list:   # positional arguments, outputs: the usual shape of a call, walked here
+                word, io = codes
+                for i, item in enumerate(value):
+                    if type(item) is dict and "dtype" in item and "shape" in item:
+                        self._tensor(number, io, word, item, _POSITIONS[i] if i < len(_POSITIONS) else str(i))
+                    else:
+                        self._add(number, io, word, item, str(i))
+            else:
                 self._add(number, codes[1], codes[0], value, "")
 
     def _add(self, call: int, io: int, word: int, value: Any, arg: str) -> None:
@@ -196,20 +212,30 @@ class _Columns:
                 self._add(call, io, word, item, f"{arg}.{i}" if arg else str(i))
 
     def _tensor(self, call: int, io: int, word: int, tensor: dict[str, Any], arg: str) -> None:
-        high, low, mean, norm = tensor.get("Max"), tensor.get("Min"), tensor.get("Mean"), tensor.get("Norm")
+        get = tensor.get
+        high, low, mean, norm = get("Max"), get("Min"), get("Mean"), get("Norm")
         if type(high) is float and type(low) is float and type(mean) is float and type(norm) is float:
             # the usual tensor, four plain floats: what the general path below gives, without its calls
             self.stats.extend((high, low, mean, norm))
-            nonfinite = not (math.isfinite(high) and math.isfinite(low))
+            nonfinite = not (isfinite(high) and isfinite(low))
         else:
             self.stats.extend([self._stat(call, word, arg, tensor, key) for key in STAT_KEYS])
             nonfinite = _nonfinite_extrema(high, low)
-        dtype, shape, md5 = tensor["dtype"], tensor["shape"], tensor.get("md5")
-        texts = self.texts
-        self.codes.extend((call, io, word, texts["arg"].code(arg or None),
-                           texts["dtype"].code(dtype if type(dtype) is str else str(dtype)),
-                           texts["shape"].code(_shape_text(shape)), texts["md5"].code(str(md5) if md5 else None),
-                           NONE))
+        dtype, shape, md5 = tensor["dtype"], tensor["shape"], get("md5")
+        # the codes of the texts (_Codes.code), looked up here: a million tensors make four million
+        dtype = dtype if type(dtype) is str else str(dtype)
+        shape = _shape_text(shape)
+        arg_code = self._arg_numbers.get(arg) if arg else NONE
+        dtype_code = self._dtype_numbers.get(dtype)
+        shape_code = self._shape_numbers.get(shape) if shape is not None else NONE
+        if arg_code is None:
+            arg_code = self._arg_codes.code(arg)
+        if dtype_code is None:
+            dtype_code = self._dtype_codes.code(dtype)
+        if shape_code is None:
+            shape_code = self._shape_codes.code(shape)
+        self.codes.extend((call, io, word, arg_code, dtype_code, shape_code,
+                           self._md5_codes.code(str(md5)) if md5 else NONE, NONE))
         self.nonfinite.append(nonfinite)
 
     def _stat(self, call: int, word: int, arg: str, tensor: dict[str, Any], key: str) -> float:

@@ -129,5 +129,10 @@ def render_json(view: ReportView) -> str:
     return "".join(pieces)
 
 
+# One encoder for every element (json.dumps with options makes one per call); the payload is built
+# fresh from the view, so it holds no cycle to look for.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": "), check_circular=False)
+
+
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    return _COMPACT.encode(value)

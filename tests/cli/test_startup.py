@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from advisor.cli import COMMANDS
+from advisor.cli import COMMANDS, ONE_COMMAND_GC_THRESHOLD
 
 HEAVY = ("pandas", "numpy", "durable", "jinja2", "yaml", "tqdm", "onnx")
 PROBE = """
@@ -106,17 +106,25 @@ from advisor.cli import main
 before = gc.get_freeze_count()
 main(["rules", "fields", "network"])
 called = gc.get_freeze_count()
+called_threshold = gc.get_threshold()
 sys.argv = ["advisor", "rules", "fields", "network"]
 try:
     import advisor.__main__
 except SystemExit:
     pass
-print("FROZEN", before, called, gc.get_freeze_count(), len(gc.get_objects()))
+print("FROZEN", before, called, gc.get_freeze_count(), len(gc.get_objects()), *called_threshold, *gc.get_threshold())
 """
 
 
 def test_a_command_freezes_what_its_imports_made_so_collections_skip_it():
-    before, called, frozen, collected = map(int, probe(FREEZE_PROBE).split()[1:])
+    before, called, frozen, collected = map(int, probe(FREEZE_PROBE).split()[1:5])
     # The program (python -m advisor, the advisor script) freezes the modules' objects (tens of
     # thousands), not what the command made since; main() called from Python freezes nothing.
     assert before == called == 0 and frozen > 20_000 and collected < frozen
+
+
+def test_only_the_program_collects_its_youngest_objects_less_often():
+    """The advisor program (its process ends with the command) starts a collection after 10,000
+    allocations, not Python's 700; main() called from Python leaves the caller's collector alone."""
+    thresholds = tuple(map(int, probe(FREEZE_PROBE).split()[5:]))
+    assert thresholds == (700, 10, 10, ONE_COMMAND_GC_THRESHOLD, 10, 10)

@@ -139,6 +139,19 @@ def test_templates_are_rendered_under_a_size_and_time_bound(template, session):
     assert signal.getsignal(signal.SIGALRM) == before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+def test_a_fact_field_read_with_get_is_the_field_or_the_default_and_bounded():
+    """``values.get('x')`` (every advice page reads a finding's values so) gives the field, the
+    default, or None, and a value over the size bound is refused as any other result is."""
+    env = BoundedEnvironment()
+    values = {"keep_fp32": "a,b", "huge": "x" * 200_000}
+    text = "{{ values.get('keep_fp32') }}|{{ values.get('absent', 'op') }}|{{ values.get('absent') }}"
+    assert render_bounded(env.from_string(text), {"values": values}) == "a,b|op|None"
+    with pytest.raises(TemplateBoundError):
+        render_bounded(env.from_string("{{ values.get('huge') }}"), {"values": values})
+    with pytest.raises(TypeError):   # a call dict.get refuses is refused as Python refuses it
+        render_bounded(env.from_string("{{ values.get(default='x') }}"), {"values": values})
+
+
 @pytest.mark.parametrize("where", ["evidence", "advice"])
 def test_a_runaway_template_stops_the_run_with_one_line(tmp_path, where):
     pack, rule = always_pack(tmp_path, **{where: '{{ "ab" * 100000000 }}'})
