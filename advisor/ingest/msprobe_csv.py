@@ -90,6 +90,8 @@ TEXT_HEADERS: dict[str, str] = {
     "Err_message": "compare_fail_reason",
 }
 VERDICT_HEADERS = ("Accuracy Reached or Not", "Result")
+# The text columns identity_columns reads.
+IDENTITY_ROLES = frozenset({"_npu_name", "_bench_name", "npu_dtype", "golden_dtype"})
 NUMBER_HEADERS: dict[str, str] = {
     "Cosine": "cosine", "EucDist": "euclidean_distance", "MaxAbsErr": "max_abs_error",
     "MaxRelativeErr": "max_relative_error",
@@ -182,13 +184,35 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
     summary = bool(SUMMARY_MARKERS & set(cells.columns))
     columns: dict[str, object] = {}
     present: set[str] = set()
-    text = {role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items() if h in cells}
-    # The names are split by Arrow kernels, which release the GIL: on a second core while the
-    # numbers are parsed here (a million distinct names take seconds).
+    text = {role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items()
+            if h in cells and role in IDENTITY_ROLES}
+    # The names are split by Arrow kernels and numpy, which release the GIL: on a second core while
+    # the other text cells are cleaned and the numbers parsed here (a million distinct names take a
+    # second). The columns made from the text wait for the split: made beside its work arrays, they
+    # raised the peak of a 1M-row MD5 comparison by ~50 MiB, past twice its file.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        identity = pool.submit(identity_columns, text, n)
+        identity = pool.submit(identity_columns, dict(text), n)
+        text.update({role: text_column(cells[h], NO_VALUE) for h, role in TEXT_HEADERS.items()
+                     if h in cells and role not in IDENTITY_ROLES})
         derived = _number_columns(cells, lines, path, summary, columns, present)
-    columns.update(identity.result())
+        columns.update(identity.result())
+    _text_columns(cells, text, columns)
+    columns["is_network_output"] = pd.arrays.BooleanArray(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+    columns["source_line"] = lines
+    # the columns this layout leaves empty share one all-NA array per dtype (md5 fills no number)
+    absent = na_columns([name for name in COLUMNS if name not in columns], n)
+    frame = pd.DataFrame({name: columns[name] if name in columns else absent[name] for name in COLUMNS},
+                         copy=False)
+    order = [m for m in FLOAT_COLUMNS if m in present]
+    table = ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
+                            derived_metrics=[m for m in order if m in derived])
+    _keep_unknown(cells, table)
+    return table
+
+
+def _text_columns(cells: pd.DataFrame, text: dict[str, pd.Series], columns: dict[str, object]) -> None:
+    """The columns read from text cells, besides the identity: dtypes, shapes, the tool's verdict,
+    shape and MD5 agreement, inf/NaN extrema."""
     for role in ("npu_dtype", "golden_dtype"):
         if role in text:
             columns[role] = normalise_dtypes(text[role])
@@ -200,23 +224,14 @@ def canonical_table(cells: pd.DataFrame, lines: np.ndarray, path: Path, format_n
         columns["verdict"] = text_column(cells[verdict_header], VERDICT_BLANK).array
         # msprobe's own judgement of the row, as msquickcmp's IsPrecisionError: a fact the rules may weigh
         judged = map_distinct(pd.Series(columns["verdict"]), lambda v: TOOL_VERDICTS.get(v.lower()))
-        columns["tool_precision_error"] = pd.array(judged.map({"1": True, "0": False}), dtype="boolean")
+        columns["tool_precision_error"] = pd.arrays.BooleanArray(
+            (judged == "1").fillna(False).to_numpy(dtype=bool), judged.isna().to_numpy(dtype=bool))
     columns["shape_mismatch"] = _shape_mismatch(cells, text)
     if "_npu_md5" in text and "_bench_md5" in text:
-        both = text["_npu_md5"].notna() & text["_bench_md5"].notna()
-        columns["md5_match"] = (text["_npu_md5"] == text["_bench_md5"]).where(both).astype("boolean").array
-    columns["is_network_output"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+        both = (text["_npu_md5"].notna() & text["_bench_md5"].notna()).to_numpy(dtype=bool)
+        same = (text["_npu_md5"] == text["_bench_md5"]).fillna(False).to_numpy(dtype=bool)
+        columns["md5_match"] = pd.arrays.BooleanArray(same & both, ~both)
     columns.update(_nonfinite(cells))
-    columns["source_line"] = lines
-    # the columns this layout leaves empty share one all-NA array per dtype (md5 fills no number)
-    absent = na_columns([name for name in COLUMNS if name not in columns], n)
-    frame = pd.DataFrame({name: columns[name] if name in columns else absent[name] for name in COLUMNS},
-                         copy=False)
-    order = [m for m in FLOAT_COLUMNS if m in present]
-    table = ComparisonTable(frame=frame, source=path, format=format_name, present_metrics=order,
-                            derived_metrics=[m for m in order if m in derived])
-    _keep_unknown(cells, table)
-    return table
 
 
 def _number_columns(cells: pd.DataFrame, lines: np.ndarray, path: Path, summary: bool,

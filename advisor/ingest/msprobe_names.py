@@ -21,8 +21,9 @@ Speed: a column is dictionary-encoded and each distinct name parsed once, by Arr
 expressions (RE2, in C++): an LLM's comparison holds a million distinct names, and a Python match
 per name cost 6 s of a 1M-row run. The patterns are ASCII and free of look-around, so Python's re
 (``parse_call``, one name at a time) and RE2 read every name alike (tests/ingest/test_msprobe_names.py).
-The usual tensor name is split at its last dots by Arrow instead of captured by RE2 (``_current_tensor``
-says when that gives the pattern's own groups; the same test holds it to Python's re).
+The usual tensor name is cut at its dots by numpy, read from the column's buffers, instead of captured
+by RE2 (``_current_tensor`` says when that gives the pattern's own groups; the same test holds it to
+Python's re).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from advisor.ingest.arrow_text import cell_buffers, filled_cells, newlines_per_cell, spans
 from advisor.ingest.csv_cells import arrow_strings
 
 IO_WORDS = {"input": "input", "kwargs": "input", "output": "output", "parameters": "parameter",
@@ -160,6 +162,8 @@ def _match_rows(texts: pa.Array, pattern: str) -> np.ndarray:
 def _captured(texts: pa.Array, pattern: re.Pattern[str], rows: np.ndarray) -> Groups:
     """The named groups of ``pattern`` on the ``rows`` it matches (null elsewhere, and where a group
     took no part)."""
+    if not rows.any():   # no row to capture from (the usual case of the rarer patterns)
+        return {name: pa.nulls(len(texts), texts.type) for name in pattern.groupindex}
     found = pc.extract_regex(texts.filter(pa.array(rows)), pattern.pattern)
     at = pa.array(np.cumsum(rows) - 1, mask=~rows)
     groups = {}
@@ -191,8 +195,7 @@ def _call_parts(calls: pa.Array) -> Groups:
     return {name: values.take(encoded.indices) for name, values in parts.items()}
 
 
-# Names split at a time: the split's pieces of a million names held at once cost ~85 MiB more peak
-# on a 1M-row MD5 comparison (past twice its 368 MiB file), at the same speed.
+# Names split at a time: bounds the work arrays of numbers kept per name and per dot.
 NAMES_PER_SPLIT = 1 << 17
 
 
@@ -228,55 +231,100 @@ def _tensor_parts_of(names: pa.Array) -> Groups:
     }
 
 
-# CURRENT_TENSOR's call matched whole, and its io words.
-CURRENT_CALL = rf"^.+\.{_DIRECTION}(?:\.\d+)?$"
-CURRENT_IO = pa.array(["input", "kwargs", "output", "parameters"], pa.large_string())
+# CURRENT_TENSOR's io words and its call's direction words, as bytes.
+CURRENT_IO_BYTES = (b"input", b"kwargs", b"output", b"parameters")
+DIRECTION_BYTES = (b"forward", b"backward")
+# Digits of a call's counter, and dots in an argument (``input.3.0``: element 0 of argument 3), read
+# from the buffer; a name with more is left to RE2.
+COUNTER_DIGITS = 18
+ARG_DOTS = 3
 
 
 def _current_tensor(names: pa.Array) -> tuple[np.ndarray, list[Groups]]:
-    """CURRENT_TENSOR's matches and groups, most of them without RE2's capture (0.9 s of a million
-    names). A name ``<call>.<io>`` or ``<call>.<io>.<arg>`` whose arg has no dot, whose call matches
-    CURRENT_CALL and which holds no newline is split at its last dots: the pattern's greedy call ends
-    there, since a longer one would end in the io word or the arg, and neither ends in a direction or
-    a counter followed by an io word. The other names (an arg ``0.1``...) are captured by RE2."""
-    split = pc.split_pattern(names, ".", max_splits=2, reverse=True)
-    count = np.array(pc.fill_null(pc.list_value_length(split), 0).to_numpy(zero_copy_only=False))
-    count[pc.fill_null(pc.match_substring(names, "\n"), False).to_numpy(zero_copy_only=False)] = 0
-    offsets = split.offsets.to_numpy()
-    first = offsets[:-1] - offsets[0]   # where each row's pieces start among the flattened ones
-    pieces = split.flatten()
+    """CURRENT_TENSOR's matches and groups, most of them read by numpy from the names' buffers (Arrow's
+    split and RE2's capture cost about a second per million names). The pattern's call is greedy: it
+    ends at the last dot after which the rest fits, the io word alone or the io word, a dot and an arg.
+    So the dots are tried from the last: the io word after the dot compared byte by byte, the text
+    before it tested as CURRENT_CALL (``.<direction>`` or ``.<direction>.<counter>`` after at least
+    one character). A name with a newline, a counter of over COUNTER_DIGITS digits or an arg of over
+    ARG_DOTS dots is left to RE2, as is any name this reading does not split."""
+    n = len(names)
+    hit = np.zeros(n, dtype=bool)
+    if (buffers := cell_buffers(names)) is not None:
+        offsets, text = buffers
+        first, end = offsets[:-1], offsets[1:]
+        usable = filled_cells(names, offsets) & (newlines_per_cell(names) == 0)
+        dots = np.flatnonzero(text[int(first[0]):int(end[-1])] == ord(".")) + int(first[0])
+        last = np.searchsorted(dots, end) - 1      # each name's last dot, counted among all the dots
 
-    def piece(k: int, rows: np.ndarray) -> pa.Array:   # piece k of the rows marked, null elsewhere
-        return pieces.take(pa.array(np.where(rows, first + k, 0), mask=~rows))
+        found_dots: dict[int, np.ndarray] = {}
 
-    def holds(values: pa.Array, pattern: str | None = None) -> np.ndarray:
-        test = pc.is_in(values, value_set=CURRENT_IO) if pattern is None else \
-            pc.match_substring_regex(values, pattern)
-        return pc.fill_null(test, False).to_numpy(zero_copy_only=False)
+        def dot(j: int) -> np.ndarray:   # the position of each name's j-th dot from its end (0: the last), or -1
+            if j not in found_dots:
+                k = last - j
+                at = dots[np.clip(k, 0, None)] if dots.size else np.full(n, -1)
+                found_dots[j] = np.where((k >= 0) & (at >= first), at, -1)
+            return found_dots[j]
 
-    two, three = count == 2, count == 3
-    last = pc.coalesce(piece(2, three), piece(1, two))
-    # <call>.<io>: all but the last piece is the call
-    head = pc.coalesce(pc.binary_join_element_wise(piece(0, three), piece(1, three), DOT), piece(0, two))
-    bare = (two | three) & holds(last) & holds(head, CURRENT_CALL)
-    # <call>.<io>.<arg>, the arg without a dot
-    middle, call = piece(1, three), piece(0, three)
-    with_arg = three & ~bare & holds(middle) & holds(call, CURRENT_CALL) & \
-        pc.fill_null(pc.greater(pc.binary_length(last), 0), False).to_numpy(zero_copy_only=False)
-    hit = bare | with_arg
-    others = np.zeros(len(names), dtype=bool)
+        def word(after: np.ndarray, before: np.ndarray, words: tuple[bytes, ...], where: np.ndarray) -> np.ndarray:
+            """Where the bytes between the dot ``after`` and ``before`` are one of ``words``."""
+            found = np.zeros(n, dtype=bool)
+            rows = np.flatnonzero(where)
+            length = before[rows] - after[rows] - 1
+            for spelt in words:
+                these = rows[length == len(spelt)]
+                if these.size:
+                    got = text[(after[these] + 1)[:, None] + np.arange(len(spelt))]
+                    found[these[(got == np.frombuffer(spelt, dtype=np.uint8)).all(axis=1)]] = True
+            return found
+
+        def counter(after: np.ndarray, before: np.ndarray, where: np.ndarray) -> np.ndarray:
+            """Where the bytes between the dots are 1 to COUNTER_DIGITS ASCII digits; a longer piece
+            leaves its name to RE2."""
+            length = before - after - 1
+            usable[where & (length > COUNTER_DIGITS)] = False
+            rows = np.flatnonzero(where & (length >= 1) & (length <= COUNTER_DIGITS))
+            found = np.zeros(n, dtype=bool)
+            if rows.size:
+                at = np.minimum((after[rows] + 1)[:, None] + np.arange(COUNTER_DIGITS), len(text) - 1)
+                digit = (text[at] >= ord("0")) & (text[at] <= ord("9"))
+                found[rows[(digit | (np.arange(COUNTER_DIGITS) >= length[rows, None])).all(axis=1)]] = True
+            return found
+
+        def call_ends(j: int, where: np.ndarray) -> np.ndarray:
+            """Where the text before the j-th dot from the end matches CURRENT_CALL whole."""
+            ends, before, earlier = dot(j), dot(j + 1), dot(j + 2)
+            direct = word(before, ends, DIRECTION_BYTES, where & (before > first))
+            counted = counter(before, ends, where & ~direct & (earlier > first))
+            return (direct | word(earlier, before, DIRECTION_BYTES, counted)) & usable
+
+        # the greedy call ends at the last dot where the rest fits: the io word alone, else the io word and
+        # an arg of no dot, one dot... (the rows still open at each step)
+        cut, io_end = dot(0), end.copy()
+        hit = usable & (cut >= 0)
+        hit = word(cut, end, CURRENT_IO_BYTES, hit)
+        hit &= call_ends(0, hit)
+        with_arg = np.zeros(n, dtype=bool)
+        for j in range(1, ARG_DOTS + 2):
+            after, before = dot(j), dot(j - 1)
+            fits = usable & ~hit & (after >= 0) & (end > before + 1)
+            fits = word(after, before, CURRENT_IO_BYTES, fits)
+            fits &= call_ends(j, fits)
+            cut[fits], io_end[fits] = after[fits], before[fits]
+            hit |= fits
+            with_arg |= fits
+        groups = {"call": spans(names, first, cut, hit),
+                  "io": spans(names, cut + 1, io_end, hit),
+                  "arg": spans(names, io_end + 1, end, with_arg)}
+    else:
+        groups = {name: pa.nulls(n, pa.large_string()) for name in ("call", "io", "arg")}
+    others = np.zeros(n, dtype=bool)
     unsure = np.flatnonzero(~hit)
     if unsure.size:
         others[unsure[_match_rows(names.take(pa.array(unsure)), CURRENT_TENSOR)]] = True
-    captured = _captured(names, TENSOR_PATTERNS[0], others)
-    null = pa.scalar(None, pa.large_string())
-    groups = {
-        "call": pc.coalesce(pc.if_else(pa.array(bare), head, pc.if_else(pa.array(with_arg), call, null)),
-                            captured["call"]),
-        "io": pc.coalesce(pc.if_else(pa.array(bare), last, pc.if_else(pa.array(with_arg), middle, null)),
-                          captured["io"]),
-        "arg": pc.coalesce(pc.if_else(pa.array(with_arg), last, null), captured["arg"]),
-    }
+    if others.any():
+        captured = _captured(names, TENSOR_PATTERNS[0], others)
+        groups = {name: pc.coalesce(groups[name], captured[name]) for name in groups}
     return hit | others, [groups]
 
 

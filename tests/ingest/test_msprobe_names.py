@@ -90,6 +90,17 @@ EDGE_NAMES = [
     "Functional.linear.0.forward.parameters", "a.forward.input.input", ".forward.input.0", "a.forward.1.2.output.0",
     "a.forward.output.0.output", "a.b.forward.input.x\ny", "a.forward.9.output", "a.forward.output.9",
     "a.forward..output.0", "a.forward.output..0", "Module.m.L.forward.0.output.\u0663", "a.forward.input.0.",
+    # args with dots, counters of every length, words that are almost io or direction words
+    "Functional.conv2d.0.forward.input.3.0", "a.forward.input.1.2.3", "a.forward.input.1.2.3.4",
+    "a.forward.input.1.2.3.4.5", "a.forward.input.output.0", "a.forward.output.input.0.1",
+    "a.forward.1.output.forward.2.input.0", "Module.a.B.forward.1234567890123456789.output.0",
+    "Module.a.B.forward.123456789012345678.output.0", "Module.a.B.forward.1234567890123456789.output",
+    "a.forward.12345678901234567890.output.0.forward.input.1", "\u00e9.forward.input.0",
+    "\u00e9.forward.\u00e9.input.0",
+    "a.forwards.input.0", "a.Forward.input.0", "a.forward.inputs.0", "a.forward.Input.0", "a.forward.kwarg.x",
+    "a.backward.parameters", "a.backward.7.parameters.w.x", "forward.input.0", ".x.forward.input", "a..forward.input",
+    "a.forward.0x.input.0", "a.forward.-1.input.0", "a.forward. 1.input.0", "a.forward.input.\u0663.1",
+    "a.forward.input.0.1\r", "\ra.forward.input.0", "a.forward.input.forward.1234567890123456789.output.0",
 ]
 
 
@@ -120,3 +131,20 @@ def test_arrow_reads_every_real_and_odd_name_as_python_re_does():
         parts = parse_call(call)
         expected = (parts.direction, parts.op_type, parts.counter, parts.kind) if parts else (None,) * 4
         assert tuple(None if pd.isna(v) else v for v in split.iloc[i]) == expected, call
+
+
+def test_names_split_in_slices_read_as_whole(monkeypatch):
+    """The names are split a slice at a time (each slice's numbers start inside the column's buffers):
+    every slice boundary, with names missing between them, gives what one slice gives."""
+    import numpy as np
+
+    from advisor.ingest import msprobe_names
+
+    names = pd.Series([*EDGE_NAMES, None] * 3, dtype="string").sample(frac=1, random_state=0)
+    whole = split_tensor_names(names)
+    for size in (1, 2, 7):
+        monkeypatch.setattr(msprobe_names, "NAMES_PER_SPLIT", size)
+        sliced = split_tensor_names(names)
+        for column in whole:
+            assert np.array_equal(whole[column].isna(), sliced[column].isna()), (size, column)
+            assert (whole[column].dropna() == sliced[column].dropna()).all(), (size, column)
