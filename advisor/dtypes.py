@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -55,11 +53,13 @@ def normalise_dtype(value: str) -> str:
 def normalise_dtypes(values: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A column of dtype names, normalised; NA stays NA."""
     import pandas as pd  # here: advisor compare and the command-line help use this module without pandas
+    import pyarrow as pa
 
-    # A million rows hold a handful of distinct dtypes: normalise the distinct ones only.
+    # A million rows hold a handful of distinct dtypes: normalise the distinct ones only, and spread
+    # them by Arrow (an object per row made into pandas strings cost 0.09 s per million rows).
     codes, uniques = pd.factorize(values)
-    names = np.array([normalise_dtype(str(u)) for u in uniques] + [pd.NA], dtype=object)
-    return pd.array(names[codes], dtype="string")
+    names = pa.array([normalise_dtype(str(u)) for u in uniques], type=pa.large_string())
+    return pd.arrays.ArrowStringArray(names.take(pa.array(codes, mask=codes < 0)))
 
 
 _NUMPY_TO_GE_DTYPE = {
