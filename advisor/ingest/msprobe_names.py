@@ -213,14 +213,19 @@ def _tensor_parts_of(names: pa.Array) -> Groups:
     taken, found = _current_tensor(names)
     for pattern in TENSOR_PATTERNS[1:]:  # the first pattern that matches decides
         hit, groups = _matches(names, pattern, where=~taken)
-        found.append(groups)
-        taken |= hit
-    call, io, arg = (pc.coalesce(*(groups[name] for groups in found)) for name in ("call", "io", "arg"))
+        if hit.any():
+            found.append(groups)
+            taken |= hit
+    call, io, arg = (pc.coalesce(*(groups[name] for groups in found)) if len(found) > 1 else found[0][name]
+                     for name in ("call", "io", "arg"))
     # a bare .output is the single one (slot 0); 0 of 0.1 is the argument, not its element; a keyword
     # argument or a parameter name has no slot
     slot = pc.if_else(pc.is_null(arg), pc.if_else(pa.array(taken), 0, pa.scalar(None, pa.int64())), _slots(arg))
     is_grad = pc.fill_null(pc.equal(io, "parameters_grad"), False).to_numpy(zero_copy_only=False)
-    grad, owner = _matches(pc.fill_null(call, ""), MODULE_OWNER, where=is_grad)
+    if is_grad.any():
+        grad, owner = _matches(pc.fill_null(call, ""), MODULE_OWNER, where=is_grad)
+    else:   # no parameter gradient: no owner to read (a copy of every call name spared)
+        grad, owner = is_grad, {name: pa.nulls(len(names), pa.large_string()) for name in ("kind", "cls")}
     words = pa.array(list(IO_WORDS), pa.large_string())
     io_word = pc.take(pa.array(list(IO_WORDS.values()), pa.large_string()), pc.index_in(io, value_set=words))
     return {
