@@ -1,6 +1,6 @@
 """The identity columns of an msprobe comparison (op_index, op_type, op_name, golden_ops, io, slot,
 direction, npu_only, golden_only) from its two name columns: what advisor/ingest/msprobe_csv.py
-documents, made from the parts of each distinct name (msprobe_names.distinct_tensor_parts) spread
+documents, made from the parts of each name as codes (msprobe_names.coded_tensor_names) spread
 by integer codes. A million rows hold a million distinct tensor names but only a few hundred
 thousand calls and a handful of APIs, directions and io words: no column of a string per row is
 made for a text the table keeps as codes (``category``)."""
@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from advisor.ingest.msprobe_names import distinct_tensor_parts
+from advisor.ingest.msprobe_names import coded_tensor_names
 from advisor.ingest.table import coded_from
 
 
@@ -26,43 +25,35 @@ def identity_columns(text: dict[str, pd.Series], n: int) -> dict[str, object]:
     # only where it differs
     differ = np.flatnonzero(~(npu_name == bench_name).fillna(False).to_numpy(dtype=bool))
     names = pd.concat([npu_name, bench_name.iloc[differ]], ignore_index=True) if differ.size else npu_name
-    codes, distinct, parts = distinct_tensor_parts(names, each_row=True)   # each row is one tensor
+    coded = coded_tensor_names(names)
+    rows = np.where(names.isna().to_numpy(dtype=bool), -1, np.arange(len(names)))
     del names
-    npu_code = codes[:n]
+    npu_code = rows[:n]
     bench_code = npu_code.copy()
-    bench_code[differ] = codes[n:]
-    del codes
+    bench_code[differ] = rows[n:]
+    del rows
     npu_side = npu_name.notna() | text.get("npu_dtype", empty).notna()
     bench_side = bench_name.notna() | text.get("golden_dtype", empty).notna()
     npu_only = (npu_side & ~bench_side).to_numpy(dtype=bool)
     golden_only = (bench_side & ~npu_side).to_numpy(dtype=bool)
-    # A name no pattern splits is still the best identity there is: it becomes its own call.
-    call_of_name, calls = _encoded(pc.coalesce(parts.pop("call"), distinct.cast(pa.large_string())))
-    del distinct, parts["arg"], parts["counter"]   # each the size of a name column or a share of it
-    npu_call, bench_call = _at(call_of_name, npu_code), _at(call_of_name, bench_code)
+    npu_call, bench_call = _at(coded.call, npu_code), _at(coded.call, bench_code)
     call = np.where(npu_call >= 0, npu_call, bench_call)
     # npu name blank: the parts come from the bench name (same API in a name-matched compare)
     part = np.where(npu_code >= 0, npu_code, bench_code)
-    slot = _at(parts["slot"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), part)
+    slot = _at(coded.slot, part)
+    direction = _at(coded.direction, part)
     return {
-        "op_index": _first_seen(call, len(calls)),
-        "op_type": _coded(*_encoded(parts["op_type"]), part),
-        "op_name": _compact(np.where(golden_only, -1, call), calls),
-        "golden_ops": _compact(bench_call, calls),
+        "op_index": _first_seen(call, len(coded.calls)),
+        "op_type": _coded(coded.op_type, coded.op_types, part),
+        "op_name": _compact(np.where(golden_only, -1, call), coded.calls),
+        "golden_ops": _compact(bench_call, coded.calls),
         "tensor_id": npu_name.array,
-        "io": _coded(*_encoded(parts["io"]), part),
+        "io": _coded(coded.io, coded.ios, part),
         "slot": pd.arrays.IntegerArray(np.maximum(slot, 0), slot < 0),
-        "direction": pd.arrays.ArrowStringArray(parts["direction"].cast(pa.large_string())
-                                                .take(pa.array(part, mask=part < 0))),
+        "direction": pd.arrays.ArrowStringArray(coded.directions.take(pa.array(direction, mask=direction < 0))),
         "npu_only": pd.array(npu_only, dtype="boolean"),
         "golden_only": pd.array(golden_only, dtype="boolean"),
     }
-
-
-def _encoded(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Per value the position of its text among the distinct texts (-1: null), and those texts."""
-    encoded = values.dictionary_encode()
-    return encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
 
 def _at(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
