@@ -106,7 +106,7 @@ def distinct_tensor_parts(names: pd.Series) -> tuple[np.ndarray, pa.Array, Group
     (Arrow arrays, null where a name fits no shape)."""
     indices, distinct = _distinct(names)
     codes = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    parts = _tensor_parts(distinct)
+    parts = tensor_parts(distinct)
     calls = _call_parts(parts["call"])
     # a parameters_grad tensor's call is its module: direction and op_type are already set
     parts["direction"] = pc.coalesce(parts["direction"], calls["direction"])
@@ -115,74 +115,17 @@ def distinct_tensor_parts(names: pd.Series) -> tuple[np.ndarray, pa.Array, Group
     return codes, distinct, parts
 
 
-@dataclass(frozen=True)
-class CodedNames:
-    """The parts of a column of tensor names as codes per row (-1: none) into small arrays of texts:
-    a million tensors hold a few hundred thousand calls and a handful of APIs, io words and
-    directions, and no part is made a string per row."""
-    call: np.ndarray          # into calls; a name that fits no shape is its own call
-    calls: pa.Array
-    op_type: np.ndarray
-    op_types: pa.Array
-    io: np.ndarray            # input, output, parameter, parameter_grad (IO_WORDS)
-    ios: pa.Array
-    direction: np.ndarray
-    directions: pa.Array
-    slot: np.ndarray          # the slot itself, -1 for none
-
-
-def coded_tensor_names(names: pd.Series) -> CodedNames:
-    """What ``split_tensor_names`` gives (but the arg and the counter), as codes. Each row is taken as
-    its own name, as the tensors of a comparison are, and parsed without first hashing a million
-    names to find the few repeated ones (half a second on a 1M-row file); each distinct call is
-    parsed once."""
-    texts = _strings(names).cast(pa.large_string())
-    parts = _tensor_parts(texts)
-    call = parts["call"]
-    if call.null_count > texts.null_count:   # a name that fits no shape is still the best identity there is
-        call = pc.coalesce(call, texts)
-    call_code, calls = _codes(call)
-    del call, texts
-    of_call = _distinct_call_parts(calls)
-    # a parameters_grad tensor's call is its module: its own op_type and direction come first
-    op_type, op_types = _own_first(*_codes(of_call["op_type"]), call_code, parts["op_type"])
-    direction, directions = _own_first(*_codes(of_call["direction"]), call_code, parts["direction"])
-    io, ios = _codes(parts["io"])
-    slot = parts["slot"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return CodedNames(call_code, calls, op_type, op_types, io, ios, direction, directions, slot)
-
-
-def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Per value the position of its text among the distinct texts (-1: null), and those texts."""
-    encoded = values.cast(pa.large_string()).dictionary_encode()
-    return encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
-
-
-def _own_first(codes: np.ndarray, texts: pa.Array, of_row: np.ndarray, own: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Per row ``own``'s text where it has one, else the text of its call (``codes[of_row]``): as codes
-    into the texts of both."""
-    row_codes = np.append(codes, -1)[of_row]
-    has = own.is_valid().to_numpy(zero_copy_only=False)
-    if not has.any():
-        return row_codes, texts
-    joined = pa.concat_arrays([texts, own.filter(pa.array(has)).cast(pa.large_string())]).dictionary_encode()
-    renumber = joined.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    row_codes = np.append(renumber[:len(texts)], -1)[row_codes]
-    row_codes[has] = renumber[len(texts):]
-    return row_codes, joined.dictionary
-
-
 DOT = pa.scalar(".", pa.large_string())
 
 
 def _distinct(values: pd.Series) -> tuple[pa.Array, pa.Array]:
     """The column's distinct texts (Arrow strings) and per row the index of its text (null: NA),
     encoded by Arrow: names are parsed once each, in C++, never as a Python string per row."""
-    encoded = _strings(values).dictionary_encode()
+    encoded = name_strings(values).dictionary_encode()
     return encoded.indices, encoded.dictionary
 
 
-def _strings(values: pd.Series) -> pa.Array:
+def name_strings(values: pd.Series) -> pa.Array:
     """The column as one Arrow string array."""
     arrow = arrow_strings(values)
     if arrow is None:  # Python strings (or anything else: as ``str`` of it)
@@ -230,10 +173,10 @@ def _call_parts(calls: pa.Array) -> Groups:
     """``kind, op_type, direction, counter`` of each call name (null when it fits no shape): as
     ``parse_call``, over a whole array at once, each distinct call once."""
     encoded = calls.cast(pa.large_string()).dictionary_encode()
-    return {name: values.take(encoded.indices) for name, values in _distinct_call_parts(encoded.dictionary).items()}
+    return {name: values.take(encoded.indices) for name, values in distinct_call_parts(encoded.dictionary).items()}
 
 
-def _distinct_call_parts(distinct: pa.Array) -> Groups:
+def distinct_call_parts(distinct: pa.Array) -> Groups:
     """``_call_parts`` of distinct call names (Arrow large strings)."""
     is_module, module = _matches(distinct, MODULE_CALL)
     is_api, api = _matches(distinct, API_CALL, where=~is_module)
@@ -253,7 +196,7 @@ def _distinct_call_parts(distinct: pa.Array) -> Groups:
 NAMES_PER_SPLIT = 1 << 17
 
 
-def _tensor_parts(names: pa.Array) -> Groups:
+def tensor_parts(names: pa.Array) -> Groups:
     """``call, io, arg, slot, direction, op_type`` of each tensor name (null when it fits no shape);
     direction and op_type only for a parameters_grad tensor, whose call is its module."""
     names = names.cast(pa.large_string())
