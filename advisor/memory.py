@@ -2,7 +2,8 @@
 ``mallopt`` and ``malloc_trim`` (Linux with glibc; elsewhere every call here does nothing).
 
 * The command line fixes the mmap threshold (``release_freed_memory``): column arrays go back to
-  the system when freed.
+  the system when freed, while a comparison is read (``reading_phase``); once it is read, the
+  analysis keeps them for the next ones (``analysis_phase``).
 * The Arrow read of a comparison gives back, once its blocks are read, what they left free inside
   the heaps (``give_back_free_heap``).
 * The text read of an msprobe CSV parses in a pool that keeps what it frees (``scratch_pool``):
@@ -27,6 +28,14 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 # from the heap and stay resident after they are freed: ~70 MiB more peak on 1M rows
 # (benchmarks/stages_1m.py). Smaller blocks stay on the heap, where reusing them costs no page faults.
 MMAP_THRESHOLD_BYTES = 4 * 2**20
+# Once the comparison is read, the analysis runs on one thread and makes and frees column arrays by
+# the hundred. Taken from the heap (up to this size: 8M numbers), a freed one serves the next without
+# the kernel faulting in and zeroing its pages again: on a 1M-row msaccucmp comparison 648k page faults
+# became ~360k, 1.7 s of system time 1.1 s, the run 0.84x (5M rows: 0.73x, 8.4 s of system time 4.5 s),
+# at 7-13 MiB more peak. Not while reading: the readers' threads each take their own heap, and the
+# threshold raised there lifted the peak of a 1M-row msprobe summary CSV by ~290 MiB.
+ANALYSIS_MMAP_THRESHOLD_BYTES = 64 * 2**20
+_fixed = False    # the threshold is the command line's (release_freed_memory): the phases move it
 
 
 @cache
@@ -67,9 +76,24 @@ def release_freed_memory() -> None:
     on request, a column array is then resident in 2 MiB steps, ~12 MiB more peak on 1M rows
     (611-619 against 622-630 MiB in five pairs of runs, at the same speed). Set before numpy and
     pyarrow are imported (the command's module imports pandas); a user's own setting wins."""
+    global _fixed
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    _fixed = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+
+
+def reading_phase() -> None:
+    """Before a comparison is read: arrays from MMAP_THRESHOLD_BYTES up are mapped on their own and
+    unmapped when freed (where release_freed_memory fixed the threshold; elsewhere nothing)."""
+    if _fixed:
+        mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+
+
+def analysis_phase() -> None:
+    """Once it is read: arrays up to ANALYSIS_MMAP_THRESHOLD_BYTES come from the heap, where a freed
+    one serves the next (where release_freed_memory fixed the threshold; elsewhere nothing)."""
+    if _fixed and not mallopt(M_MMAP_THRESHOLD, ANALYSIS_MMAP_THRESHOLD_BYTES):
+        mallopt(M_MMAP_THRESHOLD, 32 * 2**20)    # the most mallopt(3) promises on a 64-bit system
 
 
 def scratch_pool() -> Any:

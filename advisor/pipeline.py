@@ -29,7 +29,7 @@ from .filekind import sniff
 from .graph import Graph, read_fusion_result, read_graph
 from .ingest import read_comparison, read_dump_pair
 from .ingest.table import ComparisonTable
-from .memory import give_back_free_heap
+from .memory import analysis_phase, give_back_free_heap, reading_phase
 from .remedy import Remedy, remedy_for, resolve_backends
 from .remedy.model import KeptOp
 from .report.pairing import pairing_warnings
@@ -115,10 +115,12 @@ def analyse(options: AnalysisOptions, stage: Callable[[str], None] | None = None
     _check_kind(options.build_config, "--config", "a build config (JSON or YAML)", CONFIG_KINDS)
     build = _build_config(options.build_config)
     stage(STAGES[1])
+    reading_phase()
     graph = read_graph(options.graph) if options.graph else None
     fusion = read_fusion_result(options.fusion) if options.fusion else None
     table = read_dump_pair(options.bench, options.target) if options.bench else read_comparison(
         options.comparison, options.comparison_format, options.mapping)
+    analysis_phase()
     stage(STAGES[2])
     facts = build_facts(table, thresholds, judge=judge, input_nodes=options.input_nodes,
                         max_op_facts=options.max_op_facts,

@@ -45,3 +45,62 @@ def test_free_pages_inside_the_heap_go_back_to_the_system_only_when_given_back(g
 
 def test_mallopt_reaches_glibc():
     assert memory.mallopt(memory.M_MMAP_THRESHOLD, memory.MMAP_THRESHOLD_BYTES) is True
+
+
+REUSED = """
+import resource
+import sys
+from advisor import memory
+
+memory.release_freed_memory()              # as the command line does, before numpy is imported
+import numpy as np
+
+getattr(memory, sys.argv[1])()
+kept = []
+for step in range(21):
+    if step == 1:   # the first array's pages are new either way
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    column = np.ones(2**20)                # an 8 MiB column array, touched
+    kept.append(np.ones(1000))             # what the step keeps: a small result made after it
+    del column
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+PAGES_PER_ARRAY = 2**23 // 4096
+
+
+@pytest.mark.parametrize("phase", ["reading_phase", "analysis_phase"])
+def test_column_arrays_freed_in_the_analysis_serve_the_next_without_page_faults(phase):
+    out = subprocess.run([sys.executable, "-c", REUSED, phase], capture_output=True, text=True, check=True).stdout
+    faults = int(out)
+    if phase == "reading_phase":   # each array mapped on its own, its pages faulted in again
+        assert faults > 15 * PAGES_PER_ARRAY
+    else:                          # from the heap, where the freed array's pages are still resident
+        assert faults < 2 * PAGES_PER_ARRAY
+
+
+def test_the_phases_move_nothing_unless_the_command_line_fixed_the_threshold(monkeypatch):
+    calls = []
+    monkeypatch.setattr(memory, "mallopt", lambda parameter, value: calls.append(value) or True)
+    monkeypatch.setattr(memory, "_fixed", False)
+    memory.reading_phase()
+    memory.analysis_phase()
+    assert calls == []
+    monkeypatch.setattr(memory, "_fixed", True)
+    memory.reading_phase()
+    memory.analysis_phase()
+    assert calls == [memory.MMAP_THRESHOLD_BYTES, memory.ANALYSIS_MMAP_THRESHOLD_BYTES]
+
+
+def test_a_run_reads_in_the_reading_phase_and_analyses_in_the_other(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from advisor import pipeline
+
+    phases = []
+    monkeypatch.setattr(pipeline, "reading_phase", lambda: phases.append("reading"))
+    monkeypatch.setattr(pipeline, "analysis_phase", lambda: phases.append("analysis"))
+    read = pipeline.read_comparison
+    monkeypatch.setattr(pipeline, "read_comparison", lambda *a, **k: (phases.append("read"), read(*a, **k))[1])
+    example = Path(__file__).resolve().parents[1] / "examples" / "crepe_tiny_bn_fold" / "result_20240506043136.csv"
+    pipeline.analyse(pipeline.AnalysisOptions(comparison=example))
+    assert phases == ["reading", "read", "analysis"]
