@@ -30,10 +30,10 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD_BYTES = 4 * 2**20
 # Once the comparison is read, the analysis runs on one thread and makes and frees column arrays by
 # the hundred. Taken from the heap (up to this size: 8M numbers), a freed one serves the next without
-# the kernel faulting in and zeroing its pages again: on a 1M-row msaccucmp comparison 648k page faults
-# became ~360k, 1.7 s of system time 1.1 s, the run 0.84x (5M rows: 0.73x, 8.4 s of system time 4.5 s),
-# at 7-13 MiB more peak. Not while reading: the readers' threads each take their own heap, and the
-# threshold raised there lifted the peak of a 1M-row msprobe summary CSV by ~290 MiB.
+# the kernel faulting in and zeroing its pages again: a 1M-row msaccucmp run went 0.86x, its system
+# time 1.9 -> 1.3 s (5M rows: 0.73x, 8.4 -> 4.5 s; 25M: 18.8M -> 14.3M page faults), at 7-13 MiB more
+# peak. Not while reading: the readers' threads each take their own heap, and the threshold raised
+# there lifted the peak of a 1M-row msprobe summary CSV by ~290 MiB.
 ANALYSIS_MMAP_THRESHOLD_BYTES = 64 * 2**20
 _fixed = False    # the threshold is the command line's (release_freed_memory): the phases move it
 
