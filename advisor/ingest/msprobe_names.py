@@ -300,21 +300,19 @@ def _current_tensor(names: pa.Array) -> tuple[np.ndarray, list[Groups]]:
             counted = counter(before, ends, where & ~direct & (earlier > first))
             return (direct | word(earlier, before, DIRECTION_BYTES, counted)) & usable
 
-        # the greedy call ends at the last dot where the rest fits: the io word alone, else the io word and
-        # an arg of no dot, one dot... (the rows still open at each step)
-        cut, io_end = dot(0), end.copy()
-        hit = usable & (cut >= 0)
-        hit = word(cut, end, CURRENT_IO_BYTES, hit)
-        hit &= call_ends(0, hit)
+        # the greedy call ends at the last dot where the rest fits: the io word alone (j = 0), else the io
+        # word and an arg of no dot, one dot... (j = 1, 2...; the rows still open at each step)
+        cut, io_end = np.zeros(n, dtype=np.int64), end.copy()
         with_arg = np.zeros(n, dtype=bool)
-        for j in range(1, ARG_DOTS + 2):
-            after, before = dot(j), dot(j - 1)
-            fits = usable & ~hit & (after >= 0) & (end > before + 1)
+        for j in range(ARG_DOTS + 2):
+            after, before = dot(j), (dot(j - 1) if j else end)
+            fits = usable & ~hit & (after >= 0) & (end > before + 1 if j else True)
             fits = word(after, before, CURRENT_IO_BYTES, fits)
             fits &= call_ends(j, fits)
             cut[fits], io_end[fits] = after[fits], before[fits]
             hit |= fits
-            with_arg |= fits
+            if j:
+                with_arg |= fits
         groups = {"call": spans(names, first, cut, hit),
                   "io": spans(names, cut + 1, io_end, hit),
                   "arg": spans(names, io_end + 1, end, with_arg)}
